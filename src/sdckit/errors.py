@@ -1,0 +1,40 @@
+"""The exceptions and warnings of sdckit.
+
+Every error raised for bad input is an :class:`SdcError`.  Messages name the column or parameter
+at fault and say how to fix it; they never contain data values, which may be confidential.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ColumnError",
+    "DataError",
+    "InfeasibleError",
+    "ParameterError",
+    "SdcError",
+    "SdcWarning",
+]
+
+
+class SdcError(Exception):
+    """Base class of every error sdckit raises for bad input or an impossible request."""
+
+
+class ColumnError(SdcError, ValueError):
+    """A column is unknown, duplicated, of the wrong type, or given two incompatible roles."""
+
+
+class ParameterError(SdcError, ValueError):
+    """A parameter has a value outside its allowed range or of the wrong type."""
+
+
+class DataError(SdcError, ValueError):
+    """The data cannot be used as given (empty, invalid weights, all-missing key, ...)."""
+
+
+class InfeasibleError(SdcError):
+    """The requested protection cannot be reached with the given settings."""
+
+
+class SdcWarning(UserWarning):
+    """Something in the input is legal but suspicious (for example a key with very many levels)."""

@@ -1,0 +1,364 @@
+"""A microdata file and the roles of its columns, validated once.
+
+:class:`Microdata` is the object every risk measure and protection method takes.  It holds the
+data as a polars frame in the caller's row order, the column roles (categorical key variables,
+numeric variables, sampling weight, strata, household id, sensitive variables), and lazily the
+integer encoding of the key variables shared by all frequency-based measures.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit._codes import KeyCodes, encode_keys
+from sdckit._frames import FrameInfo, from_polars, to_polars
+from sdckit._validation import check_columns_exist, check_int, column_list
+from sdckit.errors import ColumnError, DataError, SdcWarning
+
+__all__ = ["Microdata", "as_microdata"]
+
+
+class Microdata:
+    """A microdata file with explicit column roles.
+
+    Parameters
+    ----------
+    data : DataFrame
+        pandas, polars or pyarrow table (or a lazy frame narwhals supports).  It is not modified.
+    keys : str or list of str, optional
+        Categorical key variables (quasi-identifiers).  Missing values are allowed.
+    numeric : str or list of str, optional
+        Numeric (continuous) variables: continuous key variables or variables to protect.
+    weight : str, optional
+        Sampling weight: positive and finite for every record.  Without it the file is treated
+        as a census (every weight 1).
+    strata : str, optional
+        Stratum of each record (no missing values).
+    household : str, optional
+        Household id of each record (no missing values).
+    sensitive : str or list of str, optional
+        Sensitive variables (used by l-diversity).
+    max_levels : int, default 1000
+        A key variable with more levels than this triggers a :class:`SdcWarning`.
+
+    Raises
+    ------
+    ColumnError
+        A named column is missing, duplicated, has the wrong type, or has two roles.
+    DataError
+        Empty data, a single record, invalid weights, missing strata or household ids.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from sdckit import Microdata
+    >>> df = pl.DataFrame({"sex": [1, 2, 1], "age": [3, 3, 4], "w": [10.0, 20.0, 5.0]})
+    >>> md = Microdata(df, keys=["sex", "age"], weight="w")
+    >>> md.n_records, md.keys
+    (3, ('sex', 'age'))
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        *,
+        keys: str | Iterable[str] | None = None,
+        numeric: str | Iterable[str] | None = None,
+        weight: str | None = None,
+        strata: str | None = None,
+        household: str | None = None,
+        sensitive: str | Iterable[str] | None = None,
+        max_levels: int = 1000,
+    ) -> None:
+        frame, info = to_polars(data)
+        self._init(
+            frame,
+            info,
+            keys=column_list(keys, "keys"),
+            numeric=column_list(numeric, "numeric"),
+            weight=weight,
+            strata=strata,
+            household=household,
+            sensitive=column_list(sensitive, "sensitive"),
+            max_levels=check_int(max_levels, "max_levels", minimum=2),
+        )
+
+    def _init(
+        self,
+        frame: pl.DataFrame,
+        info: FrameInfo,
+        *,
+        keys: tuple[str, ...],
+        numeric: tuple[str, ...],
+        weight: str | None,
+        strata: str | None,
+        household: str | None,
+        sensitive: tuple[str, ...],
+        max_levels: int,
+    ) -> None:
+        self._frame = frame
+        self._info = info
+        self._keys = keys
+        self._numeric = numeric
+        self._weight = weight
+        self._strata = strata
+        self._household = household
+        self._sensitive = sensitive
+        self._max_levels = max_levels
+        self._validate()
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self) -> None:
+        frame = self._frame
+        columns = list(frame.columns)
+        if frame.height == 0:
+            raise DataError("The data has no records; a disclosure assessment needs records.")
+        if frame.height == 1:
+            raise DataError(
+                "The data has a single record; disclosure risk and protection need at least "
+                "two records."
+            )
+        singles = {
+            "weight": self._weight,
+            "strata": self._strata,
+            "household": self._household,
+        }
+        for role, col in singles.items():
+            if col is not None and not isinstance(col, str):
+                raise ColumnError(f"The {role!r} role takes one column name (a string).")
+        roles: dict[str, str] = {}
+        for role, cols in (
+            ("key", self._keys),
+            ("numeric", self._numeric),
+            ("sensitive", self._sensitive),
+            ("weight", (self._weight,) if self._weight else ()),
+            ("strata", (self._strata,) if self._strata else ()),
+            ("household", (self._household,) if self._household else ()),
+        ):
+            check_columns_exist(cols, columns, role)
+            for col in cols:
+                if col in roles:
+                    raise ColumnError(
+                        f"The column {col!r} is given two roles ({roles[col]} and {role}); "
+                        "give each column one role."
+                    )
+                roles[col] = role
+        for col in self._numeric:
+            dtype = frame.schema[col]
+            if not dtype.is_numeric():
+                raise ColumnError(
+                    f"The numeric variable {col!r} is not numeric (type {dtype}); convert it "
+                    "to numbers or declare it a key variable."
+                )
+        if self._weight is not None:
+            self._validate_weight()
+        for role, col in (("strata", self._strata), ("household", self._household)):
+            if col is not None and frame.get_column(col).null_count() > 0:
+                raise DataError(
+                    f"The {role} column {col!r} has missing values; every record needs a "
+                    f"{role} value (fill them or drop those records)."
+                )
+
+    def _validate_weight(self) -> None:
+        col = self._weight
+        assert col is not None
+        s = self._frame.get_column(col)
+        if not s.dtype.is_numeric():
+            raise ColumnError(
+                f"The weight column {col!r} is not numeric (type {s.dtype}); convert it to "
+                "numbers."
+            )
+        values = s.cast(pl.Float64)
+        n_missing = values.fill_nan(None).null_count()
+        if n_missing:
+            raise DataError(
+                f"The weight column {col!r} has {n_missing} missing value(s); every record "
+                "needs a positive sampling weight (impute or drop those records)."
+            )
+        arr = values.to_numpy()
+        if not np.all(np.isfinite(arr)):
+            raise DataError(
+                f"The weight column {col!r} has infinite values; weights must be finite."
+            )
+        n_bad = int(np.count_nonzero(arr <= 0))
+        if n_bad:
+            raise DataError(
+                f"The weight column {col!r} has {n_bad} zero or negative value(s); sampling "
+                "weights must be positive."
+            )
+
+    # ------------------------------------------------------------------ roles
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The data as a polars DataFrame, in the caller's row order."""
+        return self._frame
+
+    @property
+    def frame_info(self) -> FrameInfo:
+        """The caller's frame type and index, used to hand results back."""
+        return self._info
+
+    @property
+    def n_records(self) -> int:
+        """Number of records."""
+        return self._frame.height
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Categorical key variables."""
+        return self._keys
+
+    @property
+    def numeric(self) -> tuple[str, ...]:
+        """Numeric variables."""
+        return self._numeric
+
+    @property
+    def weight(self) -> str | None:
+        """Sampling weight column, or None."""
+        return self._weight
+
+    @property
+    def strata(self) -> str | None:
+        """Strata column, or None."""
+        return self._strata
+
+    @property
+    def household(self) -> str | None:
+        """Household id column, or None."""
+        return self._household
+
+    @property
+    def sensitive(self) -> tuple[str, ...]:
+        """Sensitive variables."""
+        return self._sensitive
+
+    @property
+    def max_levels(self) -> int:
+        """Number of key levels above which a warning is given."""
+        return self._max_levels
+
+    def roles(self) -> dict[str, Any]:
+        """The column roles as keyword arguments of :class:`Microdata`."""
+        return {
+            "keys": list(self._keys),
+            "numeric": list(self._numeric),
+            "weight": self._weight,
+            "strata": self._strata,
+            "household": self._household,
+            "sensitive": list(self._sensitive),
+        }
+
+    def __repr__(self) -> str:
+        parts = [f"n_records={self.n_records}", f"keys={list(self._keys)}"]
+        for name in ("numeric", "sensitive"):
+            if getattr(self, name):
+                parts.append(f"{name}={list(getattr(self, name))}")
+        for name in ("weight", "strata", "household"):
+            if getattr(self, name):
+                parts.append(f"{name}={getattr(self, name)!r}")
+        return f"Microdata({', '.join(parts)})"
+
+    # ------------------------------------------------------------------ derived data
+    def require(self, *, keys: bool = False, numeric: bool = False, sensitive: bool = False,
+                household: bool = False, what: str = "This measure") -> None:
+        """Raise a :class:`ColumnError` if a role needed by ``what`` is not set."""
+        needed = {
+            "keys": keys and not self._keys,
+            "numeric": numeric and not self._numeric,
+            "sensitive": sensitive and not self._sensitive,
+            "household": household and not self._household,
+        }
+        for role, missing in needed.items():
+            if missing:
+                raise ColumnError(
+                    f"{what} needs {role} variables; pass {role}=... when building the data."
+                )
+
+    @cached_property
+    def key_codes(self) -> KeyCodes:
+        """Key variables encoded as integer codes (computed once, then cached)."""
+        self.require(keys=True, what="Encoding the key variables")
+        codes = encode_keys(self._frame, self._keys)
+        self._check_keys(codes)
+        return codes
+
+    def _check_keys(self, codes: KeyCodes) -> None:
+        for j, name in enumerate(codes.names):
+            n_levels = len(codes.levels[j])
+            if n_levels == 0:
+                raise DataError(
+                    f"The key variable {name!r} is missing for every record; drop it from the "
+                    "key variables."
+                )
+            series = self._frame.get_column(name)
+            if series.dtype.is_float():
+                finite = series.fill_nan(None).drop_nulls()
+                if len(finite) and bool((finite != finite.round(0)).any()):
+                    warnings.warn(
+                        f"The key variable {name!r} has non-integer numbers and looks "
+                        "continuous; recode it into categories or declare it numeric.",
+                        SdcWarning,
+                        stacklevel=4,
+                    )
+                    continue
+            if n_levels > self._max_levels:
+                warnings.warn(
+                    f"The key variable {name!r} has {n_levels} levels (more than max_levels="
+                    f"{self._max_levels}); almost every record may be unique. Recode it, or "
+                    "raise max_levels to silence this warning.",
+                    SdcWarning,
+                    stacklevel=4,
+                )
+
+    def weights(self) -> np.ndarray | None:
+        """Sampling weights as float64, or None for a file without weights."""
+        if self._weight is None:
+            return None
+        return self._frame.get_column(self._weight).cast(pl.Float64).to_numpy()
+
+    def column(self, name: str) -> np.ndarray:
+        """One column as a numpy array."""
+        return self._frame.get_column(name).to_numpy()
+
+    def with_frame(self, frame: pl.DataFrame, **roles: Any) -> Microdata:
+        """A new :class:`Microdata` over ``frame`` (same row order) with the same roles.
+
+        Roles given as keyword arguments replace the current ones.
+        """
+        merged = self.roles()
+        merged.update(roles)
+        new = object.__new__(Microdata)
+        new._init(
+            frame,
+            self._info,
+            keys=column_list(merged["keys"], "keys"),
+            numeric=column_list(merged["numeric"], "numeric"),
+            weight=merged["weight"],
+            strata=merged["strata"],
+            household=merged["household"],
+            sensitive=column_list(merged["sensitive"], "sensitive"),
+            max_levels=self._max_levels,
+        )
+        return new
+
+    def to_native(self, frame: pl.DataFrame | None = None) -> Any:
+        """``frame`` (default: this file's data) in the caller's form, with the caller's index."""
+        return from_polars(self._frame if frame is None else frame, self._info)
+
+
+def as_microdata(data: Any, **roles: Any) -> Microdata:
+    """Return ``data`` if it is a :class:`Microdata`, else build one from a frame and roles.
+
+    Roles given together with a :class:`Microdata` replace its roles.
+    """
+    if isinstance(data, Microdata):
+        active = {k: v for k, v in roles.items() if v is not None}
+        return data.with_frame(data.frame, **active) if active else data
+    return Microdata(data, **roles)

@@ -1,0 +1,258 @@
+"""Sample frequencies ``fk``, estimated population frequencies ``Fk_hat`` and k-anonymity.
+
+methods.md M1 and M3.1.  Missing key values either match any value (sdcMicro's ``freqCalc``
+semantics, with the weighting ``alpha`` of wildcard matches between incomplete keys) or count as a
+category of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from sdckit._codes import combine_codes, factorize, group_ids
+from sdckit._frames import FrameInfo
+from sdckit._results import Summary, records_frame
+from sdckit._validation import check_choice, check_int, check_real
+from sdckit.microdata import Microdata, as_microdata
+
+__all__ = [
+    "FrequencyResult",
+    "KAnonymityViolations",
+    "frequencies",
+    "frequency_counts",
+]
+
+MissingMode = Literal["wildcard", "category"]
+
+
+@dataclass(frozen=True)
+class KAnonymityViolations:
+    """Records and equivalence classes below ``k``.
+
+    Attributes
+    ----------
+    k : int
+    records : int
+        Number of records with ``fk < k``.
+    classes : int
+        Number of distinct key combinations (equivalence classes) with ``fk < k``.
+    weighted_records : int
+        Number of records with ``Fk_hat < k`` (the weighted variant).
+    """
+
+    k: int
+    records: int
+    classes: int
+    weighted_records: int
+
+
+@dataclass(frozen=True, repr=False)
+class FrequencyResult:
+    """Per-record sample and population frequencies of the key combinations.
+
+    Attributes
+    ----------
+    fk : numpy.ndarray
+        Sample frequency of each record's key combination (fractional only when
+        ``missing="wildcard"`` and ``alpha < 1``).
+    Fk_hat : numpy.ndarray
+        Estimated population frequency (sum of the weights of the matching records; equals
+        ``fk`` without weights).
+    group : numpy.ndarray
+        Equivalence-class id of each record (records with equal keys, missing included).
+    keys : tuple of str
+    missing : {"wildcard", "category"}
+    alpha : float
+    """
+
+    fk: np.ndarray
+    Fk_hat: np.ndarray
+    group: np.ndarray
+    keys: tuple[str, ...]
+    missing: str
+    alpha: float
+    weighted: bool
+    frame_info: FrameInfo | None = field(default=None, compare=False)
+
+    @property
+    def n_records(self) -> int:
+        """Number of records."""
+        return len(self.fk)
+
+    @property
+    def n_classes(self) -> int:
+        """Number of equivalence classes (distinct key combinations, missing as a value)."""
+        return int(self.group.max()) + 1 if len(self.group) else 0
+
+    @property
+    def sample_uniques(self) -> int:
+        """Number of records whose key combination occurs once in the sample (``fk == 1``)."""
+        return int(np.count_nonzero(self.fk == 1))
+
+    @property
+    def n1(self) -> int:
+        """Records with ``fk == 1`` (sdcMicro's n1)."""
+        return self.sample_uniques
+
+    @property
+    def n2(self) -> int:
+        """Records with ``fk == 2`` (sdcMicro's n2)."""
+        return int(np.count_nonzero(self.fk == 2))
+
+    def violates(self, k: int) -> np.ndarray:
+        """Boolean per record: True where ``fk < k`` (the record breaks k-anonymity)."""
+        k = check_int(k, "k", minimum=1)
+        return self.fk < k
+
+    def violations(self, k: int) -> KAnonymityViolations:
+        """Counts of records and classes that break k-anonymity."""
+        mask = self.violates(k)
+        classes = np.unique(self.group[mask]).size
+        return KAnonymityViolations(
+            k=int(k),
+            records=int(np.count_nonzero(mask)),
+            classes=int(classes),
+            weighted_records=int(np.count_nonzero(self.Fk_hat < k)),
+        )
+
+    def is_k_anonymous(self, k: int) -> bool:
+        """True if every record has ``fk >= k``."""
+        return not bool(self.violates(k).any())
+
+    def to_frame(self) -> Any:
+        """One row per record: ``fk``, ``Fk_hat`` (caller's frame type and index)."""
+        return records_frame({"fk": self.fk, "Fk_hat": self.Fk_hat}, self.frame_info)
+
+    def summary(self, ks: tuple[int, ...] = (2, 3, 5)) -> Summary:
+        """File-level figures: records, classes, sample uniques, k-anonymity violations."""
+        rows: list[tuple[str, Any]] = [
+            ("records", self.n_records),
+            ("equivalence classes", self.n_classes),
+            ("sample uniques (fk = 1)", self.sample_uniques),
+            ("records with fk = 2", self.n2),
+        ]
+        for k in ks:
+            v = self.violations(k)
+            rows.append((f"records violating {k}-anonymity", v.records))
+        notes = [f"key variables: {', '.join(self.keys)}; missing values: {self.missing}"]
+        return Summary("Frequency counts", rows, notes)
+
+
+def _wildcard_counts(
+    codes: np.ndarray, weights: np.ndarray | None, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sdcMicro's freqCalc with missing values as wildcards, computed over key groups."""
+    n, m = codes.shape
+    gid, n_groups = group_ids(codes)
+    first = np.full(n_groups, n, dtype=np.int64)
+    np.minimum.at(first, gid, np.arange(n, dtype=np.int64))
+    rep = codes[first]
+    g_count = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    g_weight = g_count if weights is None else np.bincount(gid, weights, minlength=n_groups)
+    miss = rep < 0
+    bits = (miss * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
+    patterns = np.unique(bits)
+    fk = g_count.copy()
+    fw = g_weight.copy()
+    members = {int(p): np.flatnonzero(bits == p) for p in patterns}
+    for p in patterns:
+        p = int(p)
+        left = members[p]
+        for q in patterns:
+            q = int(q)
+            if q == p:
+                continue
+            right = members[q]
+            factor = 1.0 if (q == 0 and p != 0) else alpha
+            if factor == 0.0:
+                continue
+            on = [j for j in range(m) if not ((p | q) >> j) & 1]
+            if not on:
+                fk[left] += factor * g_count[right].sum()
+                fw[left] += factor * g_weight[right].sum()
+                continue
+            both = np.concatenate([left, right])
+            key, bound = combine_codes(rep[both], on)
+            ids, n_ids = factorize(key, bound)
+            lid, rid = ids[: len(left)], ids[len(left) :]
+            sum_c = np.bincount(rid, g_count[right], minlength=n_ids)
+            sum_w = np.bincount(rid, g_weight[right], minlength=n_ids)
+            fk[left] += factor * sum_c[lid]
+            fw[left] += factor * sum_w[lid]
+    return fk[gid], fw[gid], gid
+
+
+def frequency_counts(
+    md: Microdata, *, missing: MissingMode = "wildcard", alpha: float = 1.0
+) -> FrequencyResult:
+    """Frequencies of a validated :class:`Microdata` (see :func:`frequencies`)."""
+    check_choice(missing, "missing", ("wildcard", "category"))
+    alpha = check_real(alpha, "alpha", minimum=0.0, maximum=1.0)
+    kc = md.key_codes
+    weights = md.weights()
+    codes = kc.codes
+    if missing == "wildcard" and bool((codes < 0).any()):
+        fk, fw, gid = _wildcard_counts(codes, weights, alpha)
+    else:
+        gid, n_groups = group_ids(codes)
+        counts = np.bincount(gid, minlength=n_groups).astype(np.float64)
+        fk = counts[gid]
+        if weights is None:
+            fw = fk
+        else:
+            fw = np.bincount(gid, weights, minlength=n_groups)[gid]
+    return FrequencyResult(
+        fk=fk,
+        Fk_hat=fw.astype(np.float64, copy=False),
+        group=gid,
+        keys=md.keys,
+        missing=missing,
+        alpha=alpha,
+        weighted=weights is not None,
+        frame_info=md.frame_info,
+    )
+
+
+def frequencies(
+    data: Any,
+    *,
+    keys: Any = None,
+    weight: str | None = None,
+    missing: MissingMode = "wildcard",
+    alpha: float = 1.0,
+) -> FrequencyResult:
+    """Sample frequency ``fk`` and estimated population frequency ``Fk_hat`` per record.
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`Microdata`.
+    keys : list of str, optional
+        Key variables (required unless ``data`` is a :class:`Microdata` with keys).
+    weight : str, optional
+        Sampling weight column; without it ``Fk_hat == fk``.
+    missing : {"wildcard", "category"}, default "wildcard"
+        ``"wildcard"``: a missing key value matches any value (sdcMicro).  ``"category"``: a
+        missing value is a level of its own.
+    alpha : float, default 1.0
+        With wildcards, the weight in [0, 1] of a match between a complete key and an incomplete
+        one, or between incomplete keys with different missing positions (sdcMicro's alpha).
+
+    Returns
+    -------
+    FrequencyResult
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from sdckit.risk import frequencies
+    >>> df = pl.DataFrame({"a": [2, 3, 2, 2], "b": [3, 3, None, 3], "w": [18.0, 45.5, 39, 51]})
+    >>> res = frequencies(df, keys=["a", "b"], weight="w")
+    >>> res.fk.tolist(), res.Fk_hat.tolist()
+    ([3.0, 2.0, 4.0, 3.0], [108.0, 84.5, 153.5, 108.0])
+    """
+    md = as_microdata(data, keys=keys, weight=weight)
+    return frequency_counts(md, missing=missing, alpha=alpha)
