@@ -72,6 +72,8 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     if s.dtype == pl.Categorical or s.dtype == pl.Enum:
         s = s.cast(pl.String)
     n = len(s)
+    if n and s.null_count() == n:
+        return np.full(n, -1, dtype=np.int32), s.drop_nulls()
     if s.dtype.is_integer() and n > 0:
         lo, hi = s.min(), s.max()
         if lo is not None and hi is not None and int(hi) - int(lo) <= max(4 * n, 1 << 16):
@@ -147,7 +149,9 @@ def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, 
     return ids, int(ids.max()) + 1
 
 
-def combine_codes(codes: np.ndarray, columns: Sequence[int] | None = None) -> tuple[np.ndarray, int]:
+def combine_codes(
+    codes: np.ndarray, columns: Sequence[int] | None = None
+) -> tuple[np.ndarray, int]:
     """Combine code columns into one int64 key per record (missing = its own value).
 
     Returns the combined key and an exclusive upper bound of its values.  When the mixed-radix

@@ -1,4 +1,4 @@
-"""The data-frame boundary: accept pandas, polars, pyarrow (and lazy frames), return the caller's type.
+"""The data-frame boundary: accept pandas, polars, pyarrow, lazy frames; return the caller's type.
 
 Inside sdckit every computation runs on a :class:`polars.DataFrame` whose rows are in the caller's
 order.  :func:`to_polars` converts any frame narwhals understands and remembers what is needed to

@@ -171,8 +171,7 @@ class Microdata:
         s = self._frame.get_column(col)
         if not s.dtype.is_numeric():
             raise ColumnError(
-                f"The weight column {col!r} is not numeric (type {s.dtype}); convert it to "
-                "numbers."
+                f"The weight column {col!r} is not numeric (type {s.dtype}); convert it to numbers."
             )
         values = s.cast(pl.Float64)
         n_missing = values.fill_nan(None).null_count()
@@ -266,8 +265,15 @@ class Microdata:
         return f"Microdata({', '.join(parts)})"
 
     # ------------------------------------------------------------------ derived data
-    def require(self, *, keys: bool = False, numeric: bool = False, sensitive: bool = False,
-                household: bool = False, what: str = "This measure") -> None:
+    def require(
+        self,
+        *,
+        keys: bool = False,
+        numeric: bool = False,
+        sensitive: bool = False,
+        household: bool = False,
+        what: str = "This measure",
+    ) -> None:
         """Raise a :class:`ColumnError` if a role needed by ``what`` is not set."""
         needed = {
             "keys": keys and not self._keys,

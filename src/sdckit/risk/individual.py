@@ -1,0 +1,362 @@
+"""Individual re-identification risk (Benedetti-Franconi), global risk, threshold, household risk.
+
+methods.md M2.  For a key combination with sample frequency ``f`` and estimated population
+frequency ``F`` (sum of weights), ``p = f / F`` and the risk is ``E[1 / F_k | f_k]`` under the
+negative-binomial model:
+
+* ``method="exact"``: ``r = (p / f) * 2F1(1, 1; f + 1; 1 - p)`` (equal to the integral and the
+  closed forms for ``f = 1, 2, 3`` of mu-ARGUS);
+* ``method="approx"`` (sdcMicro's ``measure_risk``): the closed forms for ``f = 1`` and ``f = 2``,
+  and ``p / (f - q)`` for larger ``f``.
+
+Without weights, or when ``p = 1``, the risk is ``1 / f``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy import special
+
+from sdckit._frames import FrameInfo
+from sdckit._results import Summary, records_frame
+from sdckit._validation import check_choice, check_real
+from sdckit.errors import SdcWarning
+from sdckit.microdata import Microdata, as_microdata
+from sdckit.risk.frequencies import FrequencyResult, MissingMode, frequency_counts
+
+__all__ = [
+    "HouseholdRiskResult",
+    "IndividualRiskResult",
+    "benedetti_franconi_risk",
+    "household_risk",
+    "individual_risk",
+    "risk_threshold",
+]
+
+RiskMethod = Literal["approx", "exact"]
+
+
+def benedetti_franconi_risk(
+    fk: np.ndarray, Fk: np.ndarray, method: RiskMethod = "approx"
+) -> np.ndarray:
+    """Benedetti-Franconi individual risk for sample frequencies ``fk`` and weight sums ``Fk``.
+
+    Parameters
+    ----------
+    fk, Fk : array_like
+        Sample frequency and estimated population frequency of each key (or record).
+    method : {"approx", "exact"}
+        ``"exact"`` evaluates ``E[1/F | f]`` with the hypergeometric function; ``"approx"`` is
+        sdcMicro's ``measure_risk`` (exact for ``f <= 2``, ``p / (f - q)`` above).
+
+    Returns
+    -------
+    numpy.ndarray
+        Risk in (0, 1] for every element.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = benedetti_franconi_risk(np.array([1.0, 3.0]), np.array([17.0, 108.0]), "exact")
+    >>> np.round(r, 8).tolist()
+    [0.17707583, 0.01355297]
+    """
+    check_choice(method, "method", ("approx", "exact"))
+    f = np.asarray(fk, dtype=np.float64)
+    F = np.asarray(Fk, dtype=np.float64)
+    # Unique (f, F) pairs are few: evaluate on them and broadcast back.
+    pairs, inverse = np.unique(np.column_stack([f, F]), axis=0, return_inverse=True)
+    uf, uF = pairs[:, 0], pairs[:, 1]
+    p = np.minimum(uf / uF, 1.0)
+    q = 1.0 - p
+    risk = np.empty_like(p)
+    full = q <= 1e-12
+    risk[full] = 1.0 / uf[full]
+    rest = ~full
+    one = rest & (uf == 1)
+    two = rest & (uf == 2)
+    # f = 1: (p / q) * log(1 / p); f = 2: (p / q^2) * (p log p + q)
+    risk[one] = p[one] * (-np.log(p[one])) / q[one]
+    risk[two] = p[two] / q[two] ** 2 * (p[two] * np.log(p[two]) + q[two])
+    other = rest & ~one & ~two
+    if method == "approx":
+        risk[other] = p[other] / (uf[other] - q[other])
+    else:
+        risk[other] = p[other] / uf[other] * special.hyp2f1(1.0, 1.0, uf[other] + 1.0, q[other])
+    return risk[inverse.reshape(-1)]
+
+
+def risk_threshold(risk: np.ndarray, target: float) -> float:
+    """The individual-risk threshold that keeps the re-identification rate below ``target``.
+
+    mu-ARGUS / sdcMicro (methods.md M2.3): records with risk above the returned value are unsafe;
+    capping them at that value keeps ``sum(risk) / n`` below ``target``.  If the file already
+    meets the target, the largest risk is returned.  NaN when no threshold reaches the target.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> risk_threshold(np.array([0.5, 0.5, 0.1, 0.1]), 0.2)
+    0.1
+    """
+    target = check_real(target, "target", minimum=0.0, maximum=1.0)
+    r = np.sort(np.asarray(risk, dtype=np.float64))[::-1]
+    n = len(r)
+    if n == 0:
+        return float("nan")
+    er_target = target * n
+    total = r.sum()
+    if total < er_target:
+        return float(r[0])
+    # Distinct levels in descending order; for each, m = number of records above it and
+    # s = the sum of the risks of the records at or below it.
+    levels, first = np.unique(-r, return_index=True)
+    levels = -levels
+    above_sum = np.concatenate([[0.0], np.cumsum(r)])[first]
+    m = first
+    s = total - above_sum
+    ok = (s + levels * m < er_target) & (m > 0)
+    if not ok.any():
+        return float("nan")
+    return float(levels[np.argmax(ok)])
+
+
+@dataclass(frozen=True, repr=False)
+class IndividualRiskResult:
+    """Per-record re-identification risk and the file's global risk.
+
+    Attributes
+    ----------
+    fk, Fk_hat, risk : numpy.ndarray
+        Sample frequency, estimated population frequency and individual risk per record.
+    method : str
+    expected_reidentifications : float
+        Sum of the individual risks (ER).
+    global_risk : float
+        ER divided by the number of records.
+    """
+
+    fk: np.ndarray
+    Fk_hat: np.ndarray
+    risk: np.ndarray
+    method: str
+    frequencies: FrequencyResult
+    frame_info: FrameInfo | None = field(default=None, compare=False)
+
+    @property
+    def n_records(self) -> int:
+        """Number of records."""
+        return len(self.risk)
+
+    @property
+    def expected_reidentifications(self) -> float:
+        """Expected number of re-identifications: the sum of the individual risks."""
+        return float(self.risk.sum())
+
+    @property
+    def global_risk(self) -> float:
+        """Expected re-identification rate (share of records)."""
+        return self.expected_reidentifications / self.n_records
+
+    @property
+    def global_risk_pct(self) -> float:
+        """Expected re-identification rate in percent."""
+        return 100.0 * self.global_risk
+
+    def threshold(self, target: float) -> float:
+        """Risk threshold meeting a target global risk (see :func:`risk_threshold`)."""
+        return risk_threshold(self.risk, target)
+
+    def above(self, threshold: float) -> np.ndarray:
+        """Boolean per record: risk strictly above ``threshold``."""
+        return self.risk > check_real(threshold, "threshold", minimum=0.0)
+
+    def to_frame(self) -> Any:
+        """One row per record: ``fk``, ``Fk_hat``, ``risk``."""
+        return records_frame(
+            {"fk": self.fk, "Fk_hat": self.Fk_hat, "risk": self.risk}, self.frame_info
+        )
+
+    def summary(self) -> Summary:
+        """File-level risk figures."""
+        freq = self.frequencies
+        rows: list[tuple[str, Any]] = [
+            ("records", self.n_records),
+            ("sample uniques (fk = 1)", freq.sample_uniques),
+        ]
+        rows += [
+            (f"records violating {k}-anonymity", freq.violations(k).records) for k in (2, 3, 5)
+        ]
+        rows += [
+            ("expected re-identifications", self.expected_reidentifications),
+            ("global risk (%)", self.global_risk_pct),
+            ("highest individual risk", float(self.risk.max())),
+            ("records with risk > 0.1", int(np.count_nonzero(self.risk > 0.1))),
+        ]
+        notes = [
+            f"key variables: {', '.join(freq.keys)}; Benedetti-Franconi risk, method "
+            f"{self.method!r}; {'weighted' if freq.weighted else 'no weights (census)'}"
+        ]
+        return Summary("Individual re-identification risk", rows, notes)
+
+
+def _individual(
+    md: Microdata, method: str, missing: MissingMode, alpha: float
+) -> IndividualRiskResult:
+    check_choice(method, "method", ("approx", "exact"))
+    freq = frequency_counts(md, missing=missing, alpha=alpha)
+    if freq.weighted:
+        if bool(np.any(freq.Fk_hat < freq.fk)):
+            warnings.warn(
+                "Some key combinations have a weight sum below their sample count (weights "
+                "below 1); their risk is capped at 1/fk.",
+                SdcWarning,
+                stacklevel=3,
+            )
+        risk = benedetti_franconi_risk(freq.fk, freq.Fk_hat, method)  # type: ignore[arg-type]
+    else:
+        risk = 1.0 / freq.fk
+    return IndividualRiskResult(
+        fk=freq.fk,
+        Fk_hat=freq.Fk_hat,
+        risk=risk,
+        method=method,
+        frequencies=freq,
+        frame_info=md.frame_info,
+    )
+
+
+def individual_risk(
+    data: Any,
+    *,
+    keys: Any = None,
+    weight: str | None = None,
+    method: RiskMethod = "approx",
+    missing: MissingMode = "wildcard",
+    alpha: float = 1.0,
+) -> IndividualRiskResult:
+    """Individual re-identification risk of every record (Benedetti-Franconi model).
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+    keys : list of str, optional
+        Key variables (required unless ``data`` is a Microdata with keys).
+    weight : str, optional
+        Sampling weight; without weights (a census) the risk is ``1 / fk``.
+    method : {"approx", "exact"}, default "approx"
+        ``"approx"`` reproduces sdcMicro's ``measure_risk``; ``"exact"`` evaluates the model's
+        expectation exactly (slightly lower for ``fk >= 3``).
+    missing, alpha
+        Treatment of missing key values, as in :func:`~sdckit.risk.frequencies`.
+
+    Returns
+    -------
+    IndividualRiskResult
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from sdckit.risk import individual_risk
+    >>> df = pl.DataFrame({"a": [1, 1, 2], "b": [1, 1, 1], "w": [10.0, 30.0, 17.0]})
+    >>> res = individual_risk(df, keys=["a", "b"], weight="w")
+    >>> round(res.expected_reidentifications, 6)
+    0.304337
+    """
+    md = as_microdata(data, keys=keys, weight=weight)
+    return _individual(md, method, missing, alpha)
+
+
+@dataclass(frozen=True, repr=False)
+class HouseholdRiskResult:
+    """Household risk: the probability that at least one member is re-identified.
+
+    ``household_risk[i] = 1 - prod_{j in household(i)} (1 - risk[j])`` (methods.md M2.4).
+    """
+
+    individual: IndividualRiskResult
+    household_risk: np.ndarray
+    household_size: np.ndarray
+    n_households: int
+    frame_info: FrameInfo | None = field(default=None, compare=False)
+
+    @property
+    def expected_reidentifications(self) -> float:
+        """Expected number of re-identified persons through their households."""
+        return float(self.household_risk.sum())
+
+    @property
+    def global_risk(self) -> float:
+        """Expected re-identification rate (share of persons) at household level."""
+        return self.expected_reidentifications / len(self.household_risk)
+
+    @property
+    def global_risk_pct(self) -> float:
+        """Household-level global risk in percent."""
+        return 100.0 * self.global_risk
+
+    def to_frame(self) -> Any:
+        """One row per record: ``risk`` (individual) and ``household_risk``."""
+        return records_frame(
+            {"risk": self.individual.risk, "household_risk": self.household_risk},
+            self.frame_info,
+        )
+
+    def summary(self) -> Summary:
+        """Household-level figures."""
+        rows: list[tuple[str, Any]] = [
+            ("records", len(self.household_risk)),
+            ("households", self.n_households),
+            ("expected re-identifications (households)", self.expected_reidentifications),
+            ("global household risk (%)", self.global_risk_pct),
+            ("highest household risk", float(self.household_risk.max())),
+        ]
+        return Summary("Household risk", rows)
+
+
+def household_risk(
+    data: Any,
+    *,
+    keys: Any = None,
+    weight: str | None = None,
+    household: str | None = None,
+    method: RiskMethod = "approx",
+    missing: MissingMode = "wildcard",
+    alpha: float = 1.0,
+) -> HouseholdRiskResult:
+    """Household risk: the chance that at least one member of a household is re-identified.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from sdckit.risk import household_risk
+    >>> df = pl.DataFrame({"a": [1, 1, 2, 2], "h": [1, 1, 2, 3]})
+    >>> household_risk(df, keys=["a"], household="h").household_risk.tolist()
+    [0.75, 0.75, 0.5, 0.5]
+    """
+    md = as_microdata(data, keys=keys, weight=weight, household=household)
+    md.require(household=True, what="household_risk")
+    assert md.household is not None
+    ind = _individual(md, method, missing, alpha)
+    hh = md.frame.get_column(md.household)
+    from sdckit._codes import encode_column
+
+    codes, levels = encode_column(hh)
+    n_households = len(levels)
+    with np.errstate(divide="ignore"):  # a risk of 1 gives log(0) = -inf, then risk 1
+        log_safe = np.bincount(
+            codes, weights=np.log1p(-np.minimum(ind.risk, 1.0)), minlength=n_households
+        )
+    risk_h = -np.expm1(log_safe)
+    size = np.bincount(codes, minlength=n_households)
+    return HouseholdRiskResult(
+        individual=ind,
+        household_risk=risk_h[codes],
+        household_size=size[codes],
+        n_households=n_households,
+        frame_info=md.frame_info,
+    )

@@ -1,0 +1,129 @@
+"""Column roles: validation once, clear errors, caller's data untouched."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+
+from sdckit import ColumnError, DataError, Microdata, ParameterError, SdcError, SdcWarning
+from sdckit.risk import frequencies, individual_risk
+
+
+def _df(**extra) -> pl.DataFrame:
+    base = {"a": [1, 2, 1, 2], "b": ["x", "y", "x", "x"], "w": [1.0, 2.0, 3.0, 4.0]}
+    base.update(extra)
+    return pl.DataFrame(base)
+
+
+def test_roles_and_repr() -> None:
+    md = Microdata(_df(), keys=["a", "b"], weight="w")
+    assert md.keys == ("a", "b") and md.weight == "w" and md.n_records == 4
+    assert "keys=['a', 'b']" in repr(md)
+    assert md.roles()["weight"] == "w"
+
+
+def test_unknown_column_is_named_with_suggestion() -> None:
+    with pytest.raises(ColumnError, match=r"'bb'.*Did you mean 'b'"):
+        Microdata(_df(), keys=["a", "bb"])
+
+
+def test_errors_are_sdc_errors() -> None:
+    assert issubclass(ColumnError, SdcError) and issubclass(DataError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("weights", "match"),
+    [
+        ([1.0, -2.0, 3.0, 4.0], "zero or negative"),
+        ([1.0, 0.0, 3.0, 4.0], "zero or negative"),
+        ([1.0, None, 3.0, 4.0], "missing"),
+        ([1.0, float("nan"), 3.0, 4.0], "missing"),
+        ([1.0, float("inf"), 3.0, 4.0], "infinite"),
+    ],
+)
+def test_bad_weights(weights, match) -> None:
+    with pytest.raises(DataError, match=match):
+        Microdata(_df(w=weights), keys=["a"], weight="w")
+
+
+def test_weight_must_be_numeric() -> None:
+    with pytest.raises(ColumnError, match="not numeric"):
+        Microdata(_df(), keys=["a"], weight="b")
+
+
+def test_empty_and_single_record() -> None:
+    with pytest.raises(DataError, match="no records"):
+        Microdata(_df().head(0), keys=["a"])
+    with pytest.raises(DataError, match="single record"):
+        Microdata(_df().head(1), keys=["a"])
+
+
+def test_all_missing_key() -> None:
+    df = _df(c=[None, None, None, None])
+    with pytest.raises(DataError, match="'c' is missing for every record"):
+        frequencies(df, keys=["a", "c"])
+
+
+def test_duplicate_column_names() -> None:
+    pdf = pd.DataFrame([[1, 2], [3, 4]], columns=["a", "a"])
+    with pytest.raises(ColumnError, match="duplicate column names"):
+        Microdata(pdf, keys=["a"])
+
+
+def test_two_roles_for_one_column() -> None:
+    with pytest.raises(ColumnError, match="two roles"):
+        Microdata(_df(), keys=["a", "w"], weight="w")
+
+
+def test_keys_parameter_errors() -> None:
+    with pytest.raises(ParameterError, match="more than once"):
+        Microdata(_df(), keys=["a", "a"])
+    with pytest.raises(ColumnError, match="needs keys"):
+        frequencies(_df())
+
+
+def test_continuous_key_warns() -> None:
+    df = _df(c=[0.5, 1.25, 2.75, 3.5])
+    with pytest.warns(SdcWarning, match="looks continuous"):
+        frequencies(df, keys=["a", "c"])
+
+
+def test_too_many_levels_warns() -> None:
+    df = pl.DataFrame({"a": np.arange(50), "b": np.zeros(50, dtype=int)})
+    with pytest.warns(SdcWarning, match="50 levels"):
+        Microdata(df, keys=["a", "b"], max_levels=20).key_codes  # noqa: B018
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Microdata(df, keys=["a", "b"]).key_codes  # noqa: B018
+
+
+def test_missing_household_or_strata() -> None:
+    with pytest.raises(DataError, match="household column 'h'"):
+        Microdata(_df(h=[1, None, 2, 2]), keys=["a"], household="h")
+
+
+def test_numeric_role_must_be_numeric() -> None:
+    with pytest.raises(ColumnError, match="numeric variable 'b'"):
+        Microdata(_df(), numeric=["b"])
+
+
+def test_caller_data_never_modified() -> None:
+    pdf = pd.DataFrame({"a": [1, None, 1], "w": [1.0, 2.0, 3.0]}, index=[10, 20, 30])
+    before = pdf.copy(deep=True)
+    res = individual_risk(pdf, keys=["a"], weight="w")
+    res.to_frame()
+    pd.testing.assert_frame_equal(pdf, before)
+
+
+def test_not_a_frame() -> None:
+    with pytest.raises(DataError, match="cannot read"):
+        Microdata([1, 2, 3], keys=["a"])
+
+
+def test_lazy_frame_accepted() -> None:
+    md = Microdata(_df().lazy(), keys=["a"])
+    assert md.n_records == 4
