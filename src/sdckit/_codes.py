@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -23,6 +24,7 @@ __all__ = [
     "encode_column",
     "encode_keys",
     "factorize",
+    "first_index",
     "group_ids",
     "group_sizes",
 ]
@@ -126,11 +128,45 @@ def encode_keys(frame: pl.DataFrame, names: Sequence[str]) -> KeyCodes:
     return KeyCodes(tuple(names), codes, tuple(levels))
 
 
+@numba.njit(cache=True, nogil=True)
+def _hash_factorize(values: np.ndarray) -> tuple[np.ndarray, int]:  # pragma: no cover - jit
+    """Group ids in order of first appearance, by open addressing (one pass, O(n))."""
+    n = values.shape[0]
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    size = 1 << bits
+    mask = size - 1
+    slot_key = np.empty(size, dtype=np.int64)
+    slot_id = np.full(size, -1, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    next_id = 0
+    multiplier = np.uint64(11400714819323198485)
+    shift = np.uint64(64 - bits)
+    for i in range(n):
+        v = values[i]
+        h = np.int64((np.uint64(v) * multiplier) >> shift)
+        while True:
+            sid = slot_id[h]
+            if sid < 0:
+                slot_key[h] = v
+                slot_id[h] = next_id
+                out[i] = next_id
+                next_id += 1
+                break
+            if slot_key[h] == v:
+                out[i] = sid
+                break
+            h = (h + 1) & mask
+    return out, next_id
+
+
 def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, int]:
-    """Dense group ids ``0..G-1`` for an int64 vector (ids follow first appearance or value).
+    """Dense group ids ``0..G-1`` for an int64 vector.
 
     ``size`` is an exclusive upper bound on the values when known (values must be >= 0); small
-    ranges are factorised by counting, larger ones with a polars hash group-by.
+    ranges are factorised by counting (ids follow the values), larger ones with a compiled hash
+    table (ids follow the first appearance).  Both are O(n).
     """
     n = len(values)
     if n == 0:
@@ -140,13 +176,8 @@ def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, 
         present[values] = True
         remap = np.cumsum(present, dtype=np.int64) - 1
         return remap[values], int(remap[-1] + 1)
-    ids = (
-        pl.DataFrame({"v": values})
-        .select(pl.col("v").rank("dense").cast(pl.Int64) - 1)
-        .to_series()
-        .to_numpy()
-    )
-    return ids, int(ids.max()) + 1
+    ids, n_ids = _hash_factorize(np.ascontiguousarray(values, dtype=np.int64))
+    return ids, int(n_ids)
 
 
 def combine_codes(
@@ -179,6 +210,14 @@ def group_ids(codes: np.ndarray, columns: Sequence[int] | None = None) -> tuple[
     """Dense group ids of the records over ``columns`` of ``codes`` (missing is a value)."""
     key, bound = combine_codes(codes, columns)
     return factorize(key, bound)
+
+
+def first_index(ids: np.ndarray, n_groups: int) -> np.ndarray:
+    """Position of the first record of each group (for group-level values)."""
+    first = np.empty(n_groups, dtype=np.int64)
+    positions = np.arange(len(ids), dtype=np.int64)
+    first[ids[::-1]] = positions[::-1]  # the last write wins: the first occurrence
+    return first
 
 
 def group_sizes(

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from sdckit._codes import combine_codes, factorize, group_ids
+from sdckit._codes import combine_codes, factorize, first_index, group_ids
 from sdckit._frames import FrameInfo
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_int, check_real
@@ -145,10 +145,9 @@ def _wildcard_counts(
     codes: np.ndarray, weights: np.ndarray | None, alpha: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """sdcMicro's freqCalc with missing values as wildcards, computed over key groups."""
-    n, m = codes.shape
+    m = codes.shape[1]
     gid, n_groups = group_ids(codes)
-    first = np.full(n_groups, n, dtype=np.int64)
-    np.minimum.at(first, gid, np.arange(n, dtype=np.int64))
+    first = first_index(gid, n_groups)
     rep = codes[first]
     g_count = np.bincount(gid, minlength=n_groups).astype(np.float64)
     g_weight = g_count if weights is None else np.bincount(gid, weights, minlength=n_groups)

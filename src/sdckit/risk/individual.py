@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import special
 
+from sdckit._codes import encode_column, first_index
 from sdckit._frames import FrameInfo
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_real
@@ -68,26 +69,23 @@ def benedetti_franconi_risk(
     check_choice(method, "method", ("approx", "exact"))
     f = np.asarray(fk, dtype=np.float64)
     F = np.asarray(Fk, dtype=np.float64)
-    # Unique (f, F) pairs are few: evaluate on them and broadcast back.
-    pairs, inverse = np.unique(np.column_stack([f, F]), axis=0, return_inverse=True)
-    uf, uF = pairs[:, 0], pairs[:, 1]
-    p = np.minimum(uf / uF, 1.0)
+    p = np.minimum(f / F, 1.0)
     q = 1.0 - p
     risk = np.empty_like(p)
     full = q <= 1e-12
-    risk[full] = 1.0 / uf[full]
+    risk[full] = 1.0 / f[full]
     rest = ~full
-    one = rest & (uf == 1)
-    two = rest & (uf == 2)
+    one = rest & (f == 1)
+    two = rest & (f == 2)
     # f = 1: (p / q) * log(1 / p); f = 2: (p / q^2) * (p log p + q)
     risk[one] = p[one] * (-np.log(p[one])) / q[one]
     risk[two] = p[two] / q[two] ** 2 * (p[two] * np.log(p[two]) + q[two])
     other = rest & ~one & ~two
     if method == "approx":
-        risk[other] = p[other] / (uf[other] - q[other])
+        risk[other] = p[other] / (f[other] - q[other])
     else:
-        risk[other] = p[other] / uf[other] * special.hyp2f1(1.0, 1.0, uf[other] + 1.0, q[other])
-    return risk[inverse.reshape(-1)]
+        risk[other] = p[other] / f[other] * special.hyp2f1(1.0, 1.0, f[other] + 1.0, q[other])
+    return risk
 
 
 def risk_threshold(risk: np.ndarray, target: float) -> float:
@@ -217,7 +215,13 @@ def _individual(
                 SdcWarning,
                 stacklevel=3,
             )
-        risk = benedetti_franconi_risk(freq.fk, freq.Fk_hat, method)  # type: ignore[arg-type]
+        # fk and Fk_hat are constant within an equivalence class: evaluate once per class
+        gid = freq.group
+        first = first_index(gid, freq.n_classes)
+        per_class = benedetti_franconi_risk(
+            freq.fk[first], freq.Fk_hat[first], method  # type: ignore[arg-type]
+        )
+        risk = per_class[gid]
     else:
         risk = 1.0 / freq.fk
     return IndividualRiskResult(
@@ -343,8 +347,6 @@ def household_risk(
     assert md.household is not None
     ind = _individual(md, method, missing, alpha)
     hh = md.frame.get_column(md.household)
-    from sdckit._codes import encode_column
-
     codes, levels = encode_column(hh)
     n_households = len(levels)
     with np.errstate(divide="ignore"):  # a risk of 1 gives log(0) = -inf, then risk 1
