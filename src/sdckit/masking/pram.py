@@ -1,0 +1,491 @@
+"""PRAM: the post-randomisation method for categorical variables (methods.md M9, example E5).
+
+Each record's value ``k`` of a PRAMmed variable is replaced by a draw from row ``k`` of a
+transition matrix ``P`` (``P[k, l] = P(released l | original k)``).  The matrix is given by the
+user or generated with a minimum diagonal probability; the *invariant* version ``R = P Q`` (with
+``Q`` the backward matrix by Bayes' rule) keeps the expected category frequencies, and
+``R* = alpha R + (1 - alpha) I`` raises its diagonal.  Within strata the matrices are built per
+stratum.  Control of impossible combinations redraws the records whose new combination is
+forbidden (or absent from the original file) and, if that fails, restores their original values.
+The unbiased moment estimate of the original frequencies is ``T* P^-1``
+(:func:`pram_estimate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from sdckit._codes import encode_column, group_ids
+from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
+from sdckit.errors import ColumnError, ParameterError
+from sdckit.masking._base import Protected, ProtectionMethod
+from sdckit.microdata import Microdata
+
+__all__ = [
+    "Pram",
+    "PramEstimate",
+    "generate_transition",
+    "invariant_transition",
+    "pram",
+    "pram_estimate",
+]
+
+
+def generate_transition(
+    n_levels: int, *, min_diagonal: float = 0.8, diagonal: str = "random", seed: Any = None
+) -> np.ndarray:
+    """A transition matrix with diagonal >= ``min_diagonal`` and equal off-diagonal entries.
+
+    ``diagonal="random"`` draws each diagonal entry uniformly in ``[min_diagonal, 1]`` (as
+    sdcMicro's ``pram``); ``"fixed"`` sets them all to ``min_diagonal``.
+
+    Examples
+    --------
+    >>> generate_transition(3, min_diagonal=0.7, diagonal="fixed").round(2).tolist()
+    [[0.7, 0.15, 0.15], [0.15, 0.7, 0.15], [0.15, 0.15, 0.7]]
+    """
+    n_levels = check_int(n_levels, "n_levels", minimum=1)
+    min_diagonal = check_real(min_diagonal, "min_diagonal", minimum=0.0, maximum=1.0)
+    check_choice(diagonal, "diagonal", ("random", "fixed"))
+    if n_levels == 1:
+        return np.ones((1, 1))
+    if diagonal == "random":
+        d = check_seed(seed).uniform(min_diagonal, 1.0, size=n_levels)
+    else:
+        d = np.full(n_levels, min_diagonal)
+    p = np.repeat(((1.0 - d) / (n_levels - 1))[:, None], n_levels, axis=1)
+    np.fill_diagonal(p, d)
+    return p
+
+
+def invariant_transition(
+    p: Any, frequencies: Any, *, alpha: float | None = 0.5, target_min_diagonal: float | None = None
+) -> tuple[np.ndarray, float]:
+    """The invariant matrix ``R* = alpha P Q + (1 - alpha) I`` for category ``frequencies``.
+
+    ``Q[j, i] = P[i, j] T[i] / sum_k P[k, j] T[k]`` so that ``T R = T``.  With
+    ``target_min_diagonal`` the largest ``alpha`` whose smallest diagonal reaches the target is
+    chosen.  Returns the matrix and the ``alpha`` used.
+
+    Examples
+    --------
+    Worked example E5:
+
+    >>> import numpy as np
+    >>> P = [[0.8264, 0.0579, 0.0579, 0.0579], [0.0427, 0.8718, 0.0427, 0.0427],
+    ...      [0.0479, 0.0479, 0.8563, 0.0479], [0.0598, 0.0598, 0.0598, 0.8207]]
+    >>> R, alpha = invariant_transition(P, [25, 30, 50, 10], alpha=0.5)
+    >>> R[0].round(4).tolist()
+    [0.8478, 0.0496, 0.074, 0.0287]
+    """
+    p = _check_matrix(p)
+    t = np.asarray(frequencies, dtype=np.float64)
+    if t.shape != (p.shape[0],) or np.any(t < 0) or t.sum() <= 0:
+        raise ParameterError(
+            "The 'frequencies' must be non-negative, one per category, with a positive total."
+        )
+    released = t @ p
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(released[:, None] > 0, (p * t[:, None]).T / released[:, None], 0.0)
+    # categories that can never be released keep their row of Q at zero; give R identity rows
+    r = p @ q
+    absent = t == 0
+    r[absent] = 0.0
+    r[absent, absent] = 1.0
+    row_sums = r.sum(axis=1, keepdims=True)
+    r = r / np.where(row_sums > 0, row_sums, 1.0)
+    if target_min_diagonal is not None:
+        target = check_real(target_min_diagonal, "target_min_diagonal", minimum=0.0, maximum=1.0)
+        d = np.diag(r)
+        with np.errstate(divide="ignore"):
+            limits = np.where(d < 1.0, (1.0 - target) / (1.0 - d), np.inf)
+        alpha = float(min(1.0, limits.min()))
+    elif alpha is None:
+        alpha = 1.0
+    alpha = check_real(alpha, "alpha", minimum=0.0, maximum=1.0)
+    return alpha * r + (1.0 - alpha) * np.eye(len(r)), alpha
+
+
+def _check_matrix(p: Any) -> np.ndarray:
+    m = np.asarray(p, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ParameterError("A transition matrix must be square (one row and column per level).")
+    if np.any(m < 0) or not np.allclose(m.sum(axis=1), 1.0, atol=1e-3):
+        raise ParameterError(
+            "A transition matrix must have non-negative entries and rows summing to 1."
+        )
+    return m / m.sum(axis=1, keepdims=True)  # printed matrices may be off by rounding
+
+
+@dataclass(frozen=True)
+class PramEstimate:
+    """Unbiased moment estimate ``T* P^-1`` of the original frequencies and its covariance."""
+
+    estimate: np.ndarray
+    covariance: np.ndarray
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        """Square roots of the variances."""
+        return np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
+
+
+def pram_estimate(released: Any, transition: Any) -> PramEstimate:
+    """Estimate original category frequencies from released ones: ``T* P^-1``.
+
+    ``Var(T*) = sum_k T_k (diag(P_k) - P_k^T P_k)`` evaluated at the estimate, and
+    ``Var(T_hat) = P^-T Var(T*) P^-1`` (methods.md M9).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> P = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> est = pram_estimate(np.array([100.0, 50.0]) @ P, P)
+    >>> est.estimate.round(9).tolist()
+    [100.0, 50.0]
+    """
+    p = _check_matrix(transition)
+    t_star = np.asarray(released, dtype=np.float64)
+    try:
+        p_inv = np.linalg.inv(p)
+    except np.linalg.LinAlgError:
+        raise ParameterError(
+            "The transition matrix is singular; T* P^-1 needs an invertible matrix (for "
+            "example every diagonal entry above 1/2)."
+        ) from None
+    est = t_star @ p_inv
+    t_pos = np.clip(est, 0.0, None)
+    var_star = np.diag(t_pos @ p) - (p.T * t_pos) @ p
+    cov = p_inv.T @ var_star @ p_inv
+    return PramEstimate(estimate=est, covariance=cov)
+
+
+def _as_combinations(combos: Any, name: str) -> list[dict[str, Any]]:
+    if combos is None:
+        return []
+    if isinstance(combos, Mapping):
+        combos = [combos]
+    out = []
+    for c in combos:
+        if not isinstance(c, Mapping) or not c:
+            raise ParameterError(
+                f"The {name!r} parameter takes a list of dicts such as "
+                "{'marital': 'married', 'age_group': '0-14'}."
+            )
+        out.append(dict(c))
+    return out
+
+
+class Pram(ProtectionMethod):
+    """PRAM of categorical variables (see the module docstring).
+
+    Parameters
+    ----------
+    variables : list of str, optional
+        Variables to PRAM (default: the key variables).
+    transition : array or dict of str to array, optional
+        A user transition matrix (rows and columns in the sorted order of the variable's
+        levels); without it one is generated with ``min_diagonal``.
+    min_diagonal : float, default 0.8
+        Smallest diagonal probability of a generated matrix.
+    diagonal : {"random", "fixed"}
+        Generated diagonals drawn in ``[min_diagonal, 1]`` or all equal to ``min_diagonal``.
+    invariant : bool, default True
+        Use the invariant matrix ``R*`` (keeps expected frequencies).
+    alpha : float, default 0.5
+        Mixing weight of ``R* = alpha R + (1 - alpha) I``.
+    target_min_diagonal : float, optional
+        Choose ``alpha`` so the smallest diagonal of ``R*`` reaches this value.
+    by_strata : bool, default True
+        Build the matrices and draw within the strata of the Microdata (if it has strata).
+    forbidden : list of dict, optional
+        Combinations that must not appear, e.g. ``[{"marital": "married", "age_group": "0-14"}]``.
+    must_exist : list of list of str, optional
+        Groups of variables whose released combinations must occur in the original file.
+    max_redraws : int, default 50
+        Redraws for records that break the control; then their original values are restored.
+    seed : int or numpy.random.Generator, optional
+    """
+
+    name: ClassVar[str] = "PRAM"
+    stochastic: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        variables: Sequence[str] | None = None,
+        transition: Any = None,
+        min_diagonal: float = 0.8,
+        diagonal: str = "random",
+        invariant: bool = True,
+        alpha: float | None = 0.5,
+        target_min_diagonal: float | None = None,
+        by_strata: bool = True,
+        forbidden: Any = None,
+        must_exist: Sequence[Sequence[str]] | None = None,
+        max_redraws: int = 50,
+        seed: Any = None,
+    ) -> None:
+        self.variables = variables
+        self.transition = transition
+        self.min_diagonal = min_diagonal
+        self.diagonal = diagonal
+        self.invariant = invariant
+        self.alpha = alpha
+        self.target_min_diagonal = target_min_diagonal
+        self.by_strata = by_strata
+        self.forbidden = forbidden
+        self.must_exist = must_exist
+        self.max_redraws = max_redraws
+        self.seed = seed
+
+    # ------------------------------------------------------------------ helpers
+    def _variables(self, md: Microdata) -> tuple[str, ...]:
+        cols = column_list(self.variables, "variables") or md.keys
+        if not cols:
+            raise ColumnError("PRAM needs variables: pass variables=[...] or key variables.")
+        for c in cols:
+            if c not in md.frame.columns:
+                raise ColumnError(f"The PRAM variable {c!r} is not in the data.")
+        return cols
+
+    def _matrix(
+        self, var: str, n_levels: int, counts: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, float | None]:
+        if self.transition is not None:
+            user = (
+                self.transition.get(var)
+                if isinstance(self.transition, Mapping)
+                else (self.transition)
+            )
+            if user is None:
+                raise ParameterError(f"No transition matrix given for the variable {var!r}.")
+            p = _check_matrix(user)
+            if p.shape[0] != n_levels:
+                raise ParameterError(
+                    f"The transition matrix of {var!r} has {p.shape[0]} rows but the variable "
+                    f"has {n_levels} levels (rows follow the sorted levels)."
+                )
+        else:
+            p = generate_transition(
+                n_levels, min_diagonal=self.min_diagonal, diagonal=self.diagonal, seed=rng
+            )
+        if not self.invariant:
+            return p, None
+        return invariant_transition(
+            p, counts, alpha=self.alpha, target_min_diagonal=self.target_min_diagonal
+        )
+
+    @staticmethod
+    def _draw(
+        codes: np.ndarray, matrix: np.ndarray, rows: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:
+        """New codes for the records at positions ``rows`` (one vectorised draw per level)."""
+        out = codes.copy()
+        current = codes[rows]
+        for level in range(matrix.shape[0]):
+            sel = rows[current == level]
+            if len(sel):
+                out[sel] = rng.choice(matrix.shape[0], size=len(sel), p=matrix[level])
+        return out
+
+    def _violations(
+        self,
+        frame: pl.DataFrame,
+        forbidden: list[dict[str, Any]],
+        must_exist: list[list[str]],
+        original: pl.DataFrame,
+    ) -> np.ndarray:
+        bad = np.zeros(frame.height, dtype=bool)
+        for combo in forbidden:
+            expr = pl.lit(True)
+            for col, value in combo.items():
+                expr = expr & (pl.col(col) == value).fill_null(False)
+            bad |= frame.select(expr).to_series().to_numpy()
+        for group in must_exist:
+            present = original.select(group).unique().with_columns(_ok=pl.lit(True))
+            joined = (
+                frame.select(group)
+                .with_row_index("_row")
+                .join(present, on=group, how="left", nulls_equal=True)
+            )
+            ok = joined.sort("_row").get_column("_ok").fill_null(False).to_numpy()
+            bad |= ~ok
+        return bad
+
+    # ------------------------------------------------------------------ contract
+    def _apply(self, md: Microdata) -> Protected:
+        rng = check_seed(self.seed)
+        cols = self._variables(md)
+        max_redraws = check_int(self.max_redraws, "max_redraws", minimum=0)
+        forbidden = _as_combinations(self.forbidden, "forbidden")
+        must_exist = [list(column_list(g, "must_exist")) for g in (self.must_exist or [])]
+        for combo in forbidden:
+            for c in combo:
+                if c not in md.frame.columns:
+                    raise ColumnError(f"The forbidden combination names an unknown column {c!r}.")
+        for group in must_exist:
+            for c in group:
+                if c not in md.frame.columns:
+                    raise ColumnError(f"The must_exist group names an unknown column {c!r}.")
+        n = md.n_records
+        if self.by_strata and md.strata is not None:
+            strata, n_strata = group_ids(encode_column(md.frame.get_column(md.strata))[0][:, None])
+        else:
+            strata, n_strata = np.zeros(n, dtype=np.int64), 1
+        encoded = {c: encode_column(md.frame.get_column(c)) for c in cols}
+        matrices: dict[str, list[np.ndarray]] = {}
+        alphas: dict[str, list[float | None]] = {}
+        new_codes: dict[str, np.ndarray] = {}
+        members = [np.flatnonzero(strata == s) for s in range(n_strata)]
+        for c in cols:
+            codes, levels = encoded[c]
+            result = codes.copy()
+            matrices[c], alphas[c] = [], []
+            for rows in members:
+                rows = rows[codes[rows] >= 0]  # missing values are not PRAMmed
+                counts = np.bincount(codes[rows], minlength=len(levels)).astype(np.float64)
+                if len(levels) == 0 or counts.sum() == 0:
+                    matrices[c].append(np.eye(len(levels)))
+                    alphas[c].append(None)
+                    continue
+                m, a = self._matrix(c, len(levels), counts, rng)
+                matrices[c].append(m)
+                alphas[c].append(a)
+                result = self._draw(result, m, rows, rng)
+            new_codes[c] = result
+
+        def build(codes_by_var: dict[str, np.ndarray]) -> pl.DataFrame:
+            updates = []
+            for c in cols:
+                levels = encoded[c][1]
+                new = codes_by_var[c]
+                values = levels.gather(pl.Series(np.where(new >= 0, new, 0)))
+                values = pl.select(
+                    pl.when(pl.Series(new >= 0)).then(values).otherwise(None).alias(c)
+                ).to_series()
+                updates.append(values.cast(md.frame.schema[c], strict=False))
+            return md.frame.with_columns(updates)
+
+        frame = build(new_codes)
+        redraws = reverted = 0
+        if forbidden or must_exist:
+            bad = self._violations(frame, forbidden, must_exist, md.frame)
+            for _ in range(max_redraws):
+                if not bad.any():
+                    break
+                redraws += 1
+                rows_bad = np.flatnonzero(bad)
+                for c in cols:
+                    codes = encoded[c][0]
+                    for s, rows in enumerate(members):
+                        sel = np.intersect1d(rows, rows_bad, assume_unique=True)
+                        sel = sel[codes[sel] >= 0]
+                        if len(sel):
+                            redrawn = self._draw(codes, matrices[c][s], sel, rng)
+                            new_codes[c][sel] = redrawn[sel]
+                frame = build(new_codes)
+                bad = self._violations(frame, forbidden, must_exist, md.frame)
+            if bad.any():
+                reverted = int(bad.sum())
+                for c in cols:
+                    new_codes[c][bad] = encoded[c][0][bad]
+                frame = build(new_codes)
+        details = {
+            "variables": cols,
+            "levels": {c: encoded[c][1].to_list() for c in cols},
+            "transition": {c: matrices[c] for c in cols},
+            "alpha": {c: alphas[c] for c in cols},
+            "redraws": redraws,
+            "reverted_records": reverted,
+            "expected_share_changed": {
+                c: _expected_change(encoded[c][0], strata, matrices[c]) for c in cols
+            },
+        }
+        return Protected.from_frames(md, frame, self, details=details)
+
+    def verify(self, original: Microdata, protected: Protected) -> None:
+        """Only the PRAMmed variables change, within their levels; no forbidden combination."""
+        cols = self._variables(original)
+        for col in protected.changed:
+            assert col in cols, f"PRAM changed a variable it was not asked to change: {col}"
+        for c in cols:
+            before = set(original.frame.get_column(c).drop_nulls().unique().to_list())
+            after = set(protected.microdata.frame.get_column(c).drop_nulls().unique().to_list())
+            assert after <= before, f"PRAM released a level of {c} that does not exist"
+            miss_before = original.frame.get_column(c).is_null().to_numpy()
+            miss_after = protected.microdata.frame.get_column(c).is_null().to_numpy()
+            assert np.array_equal(miss_before, miss_after), "PRAM changed missing values"
+        forbidden = _as_combinations(self.forbidden, "forbidden")
+        must_exist = [list(g) for g in (self.must_exist or [])]
+        if forbidden or must_exist:
+            bad_after = self._violations(
+                protected.microdata.frame, forbidden, must_exist, original.frame
+            )
+            bad_before = self._violations(original.frame, forbidden, must_exist, original.frame)
+            assert not np.any(bad_after & ~bad_before), "a forbidden combination was released"
+
+    @classmethod
+    def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
+        rng = np.random.default_rng(5)
+        n = 300
+        df = pl.DataFrame(
+            {
+                "age_group": rng.choice(["0-14", "15-64", "65+"], n, p=[0.2, 0.6, 0.2]),
+                "marital": rng.choice(["single", "married", "widowed"], n),
+                "region": rng.integers(1, 5, n),
+                "w": rng.uniform(1, 10, n),
+            }
+        ).with_columns(
+            pl.when(pl.col("age_group") == "0-14")
+            .then(pl.lit("single"))
+            .otherwise(pl.col("marital"))
+            .alias("marital")
+        )
+        md = Microdata(df, keys=["age_group", "marital"], weight="w", strata="region")
+        method = cls(
+            variables=["age_group", "marital"],
+            forbidden=[{"age_group": "0-14", "marital": "married"}],
+            seed=11,
+        )
+        return method, md
+
+
+def _expected_change(codes: np.ndarray, strata: np.ndarray, matrices: list[np.ndarray]) -> float:
+    """Expected share of changed values: ``sum_k pi_k (1 - P_kk)`` over strata."""
+    valid = codes >= 0
+    if not valid.any():
+        return 0.0
+    total = 0.0
+    for s, m in enumerate(matrices):
+        sel = valid & (strata == s)
+        if sel.any() and m.size:
+            counts = np.bincount(codes[sel], minlength=m.shape[0])
+            total += float(counts @ (1.0 - np.diag(m)))
+    return total / int(valid.sum())
+
+
+def pram(
+    data: Any, *, variables: Sequence[str] | None = None, seed: Any = None, **params: Any
+) -> Protected:
+    """Function twin of :class:`Pram`: ``pram(df, variables=[...], seed=1)``.
+
+    Roles for building the :class:`~sdckit.microdata.Microdata` (``keys``, ``strata``,
+    ``weight``) may be passed with the parameters.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"sex": ["m", "f"] * 50, "reg": [1, 2, 3, 4] * 25})
+    >>> out = pram(df, variables=["reg"], seed=3, min_diagonal=0.9)
+    >>> out.data.height, sorted(out.data["reg"].unique().to_list())
+    (100, [1, 2, 3, 4])
+    """
+    role_names = ("keys", "numeric", "weight", "strata", "household", "sensitive")
+    roles = {k: params.pop(k) for k in list(params) if k in role_names}
+    return Pram(variables=variables, seed=seed, **params).apply(data, **roles)
