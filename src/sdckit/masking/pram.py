@@ -365,10 +365,10 @@ class Pram(ProtectionMethod):
             for c in cols:
                 levels = encoded[c][1]
                 new = codes_by_var[c]
-                values = levels.gather(pl.Series(np.where(new >= 0, new, 0)))
-                values = pl.select(
-                    pl.when(pl.Series(new >= 0)).then(values).otherwise(None).alias(c)
-                ).to_series()
+                values = levels.gather(pl.Series(np.where(new >= 0, new, 0))).alias(c)
+                missing = np.flatnonzero(new < 0)
+                if len(missing):
+                    values = values.scatter(missing, None)
                 updates.append(values.cast(md.frame.schema[c], strict=False))
             return md.frame.with_columns(updates)
 
