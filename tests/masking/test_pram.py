@@ -102,7 +102,8 @@ def test_estimator_is_unbiased() -> None:
 
 def test_strata_and_missing_values() -> None:
     rng = np.random.default_rng(3)
-    df = pl.DataFrame({"v": rng.choice(["x", "y", None], 300), "s": np.repeat([1, 2, 3], 100)})
+    v = pl.Series(rng.choice(["x", "y", None], 300).tolist(), dtype=pl.String)
+    df = pl.DataFrame({"v": v, "s": np.repeat([1, 2, 3], 100)})
     md = Microdata(df, keys=["v"], strata="s")
     res = Pram(variables=["v"], seed=1).apply(md)
     assert len(res.details["transition"]["v"]) == 3
