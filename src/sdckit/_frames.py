@@ -46,6 +46,16 @@ def _check_duplicate_names(names: list[str]) -> None:
         )
 
 
+def _fix_object_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """Python-object columns (e.g. from a numpy object array) become typed columns."""
+    fixed = [
+        pl.Series(name, frame.get_column(name).to_list(), strict=False)
+        for name, dtype in frame.schema.items()
+        if dtype == pl.Object
+    ]
+    return frame.with_columns(fixed) if fixed else frame
+
+
 def to_polars(data: Any) -> tuple[pl.DataFrame, FrameInfo]:
     """Return ``data`` as a polars DataFrame (caller's row order) and its :class:`FrameInfo`.
 
@@ -54,9 +64,9 @@ def to_polars(data: Any) -> tuple[pl.DataFrame, FrameInfo]:
     """
     if isinstance(data, pl.DataFrame):
         _check_duplicate_names(list(data.columns))
-        return data, FrameInfo("polars")
+        return _fix_object_columns(data), FrameInfo("polars")
     if isinstance(data, pl.LazyFrame):
-        return data.collect(), FrameInfo("polars")
+        return _fix_object_columns(data.collect()), FrameInfo("polars")
     module = type(data).__module__.split(".")[0]
     if module == "pandas":
         _check_duplicate_names([str(c) for c in data.columns])
@@ -68,7 +78,7 @@ def to_polars(data: Any) -> tuple[pl.DataFrame, FrameInfo]:
                 )
         index = data.index
         frame = pl.from_pandas(data, include_index=False)
-        return frame, FrameInfo("pandas", index)
+        return _fix_object_columns(frame), FrameInfo("pandas", index)
     if module == "pyarrow":
         names = list(data.column_names) if hasattr(data, "column_names") else []
         _check_duplicate_names(names)
