@@ -1,0 +1,73 @@
+"""Rank swapping: window bound, exact marginals, the sdcMicro variant."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sdckit import Microdata
+from sdckit.errors import ColumnError, ParameterError
+from sdckit.masking.rank_swapping import RankSwapping, rank_swapping
+
+
+@given(
+    values=st.lists(st.integers(-50, 50), min_size=2, max_size=120),
+    p=st.floats(0.0, 30.0),
+    seed=st.integers(0, 1000),
+)
+def test_window_and_marginals(values: list[int], p: float, seed: int) -> None:
+    df = pl.DataFrame({"x": values, "y": values[::-1]})
+    md = Microdata(df, numeric=["x", "y"])
+    method = RankSwapping(p=p, seed=seed)
+    res = method.apply(md)
+    method.verify(md, res)  # marginals identical, rank distance <= window
+    out = res.data
+    assert sorted(out["x"].to_list()) == sorted(values)
+    assert res.details["window"]["x"] == int(np.floor(p * len(values) / 100))
+
+
+def test_each_value_moves_within_window_on_distinct_values() -> None:
+    x = np.arange(1000, dtype=float)
+    out = rank_swapping(pl.DataFrame({"x": x}), numeric=["x"], p=2, seed=5).data["x"].to_numpy()
+    assert np.abs(out - x).max() <= 20
+    assert np.count_nonzero(out != x) > 900  # nearly every value swapped
+
+
+def test_zero_window_changes_nothing() -> None:
+    df = pl.DataFrame({"x": [3.0, 1.0, 2.0]})
+    res = rank_swapping(df, numeric=["x"], p=0, seed=1)
+    assert res.n_changed_records == 0
+
+
+def test_missing_values_stay() -> None:
+    df = pl.DataFrame({"x": [1.0, None, 3.0, 4.0, None, 6.0]})
+    out = rank_swapping(df, numeric=["x"], p=50, seed=2).data
+    assert out["x"].is_null().to_list() == df["x"].is_null().to_list()
+
+
+def test_sdcmicro_variant_codes_tails_and_keeps_others() -> None:
+    x = np.arange(100, dtype=float)
+    res = RankSwapping(variables=["x"], method="sdcmicro", seed=1).apply(pl.DataFrame({"x": x}))
+    out = res.data["x"].to_numpy()
+    # top and bottom 5 values replaced by their means, not swapped
+    np.testing.assert_allclose(np.sort(out)[-5:], np.mean(x[-5:]))
+    np.testing.assert_allclose(np.sort(out)[:5], np.mean(x[:5]))
+    middle = np.sort(out)[5:-5]
+    np.testing.assert_array_equal(middle, x[5:-5])
+    # r0 = 0.95 window: sqrt(2 var (1 - 0.95)) / range of the middle values, in ranks
+    mid = x[5:-5]
+    fraction = np.sqrt(2 * mid.var(ddof=1) * 0.05) / (mid[-1] - mid[0])
+    assert res.details["window"]["x"] == int(np.floor(90 * fraction)) - 1
+
+
+def test_errors() -> None:
+    df = pl.DataFrame({"x": [1.0, 2.0], "s": ["a", "b"]})
+    with pytest.raises(ColumnError, match="not numeric"):
+        rank_swapping(df, numeric=["s"])
+    with pytest.raises(ParameterError, match="one of"):
+        RankSwapping(variables=["x"], method="sdcmicro", p=5, r0=0.9).apply(df)
+    with pytest.raises(ParameterError, match="'p'"):
+        rank_swapping(df, numeric=["x"], p=150)
