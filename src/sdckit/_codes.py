@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -128,39 +127,6 @@ def encode_keys(frame: pl.DataFrame, names: Sequence[str]) -> KeyCodes:
     return KeyCodes(tuple(names), codes, tuple(levels))
 
 
-@numba.njit(cache=True, nogil=True)
-def _hash_factorize(values: np.ndarray) -> tuple[np.ndarray, int]:  # pragma: no cover - jit
-    """Group ids in order of first appearance, by open addressing (one pass, O(n))."""
-    n = values.shape[0]
-    bits = 4
-    while (1 << bits) < 2 * n:
-        bits += 1
-    size = 1 << bits
-    mask = size - 1
-    slot_key = np.empty(size, dtype=np.int64)
-    slot_id = np.full(size, -1, dtype=np.int64)
-    out = np.empty(n, dtype=np.int64)
-    next_id = 0
-    multiplier = np.uint64(11400714819323198485)
-    shift = np.uint64(64 - bits)
-    for i in range(n):
-        v = values[i]
-        h = np.int64((np.uint64(v) * multiplier) >> shift)
-        while True:
-            sid = slot_id[h]
-            if sid < 0:
-                slot_key[h] = v
-                slot_id[h] = next_id
-                out[i] = next_id
-                next_id += 1
-                break
-            if slot_key[h] == v:
-                out[i] = sid
-                break
-            h = (h + 1) & mask
-    return out, next_id
-
-
 def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, int]:
     """Dense group ids ``0..G-1`` for an int64 vector.
 
@@ -176,7 +142,9 @@ def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, 
         present[values] = True
         remap = np.cumsum(present, dtype=np.int64) - 1
         return remap[values], int(remap[-1] + 1)
-    ids, n_ids = _hash_factorize(np.ascontiguousarray(values, dtype=np.int64))
+    from sdckit._kernels import hash_factorize  # numba is imported only when needed
+
+    ids, n_ids = hash_factorize(np.ascontiguousarray(values, dtype=np.int64))
     return ids, int(n_ids)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from sdckit._frames import FrameInfo, from_polars
+from sdckit.errors import ColumnError
 
 __all__ = ["Summary", "format_value", "records_frame"]
 
@@ -75,8 +76,11 @@ def records_frame(columns: Mapping[str, np.ndarray], info: FrameInfo | None) -> 
     """One row per record in the caller's frame type and index (polars if ``info`` is None)."""
     frame = pl.DataFrame({name: np.asarray(values) for name, values in columns.items()})
     lowered = [c.lower() for c in frame.columns]
-    if len(set(lowered)) != len(lowered):  # pragma: no cover - guarded by design
-        raise RuntimeError("two result columns differ only in case")
+    if len(set(lowered)) != len(lowered):
+        raise ColumnError(
+            "Two result columns differ only in case; DuckDB and Spark would confuse them. "
+            "Rename the variables so that their names differ in more than case."
+        )
     if info is None:
         return frame
     return from_polars(frame, info)

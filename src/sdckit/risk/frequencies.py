@@ -251,7 +251,7 @@ def frequencies(
     >>> df = pl.DataFrame({"a": [2, 3, 2, 2], "b": [3, 3, None, 3], "w": [18.0, 45.5, 39, 51]})
     >>> res = frequencies(df, keys=["a", "b"], weight="w")
     >>> res.fk.tolist(), res.Fk_hat.tolist()
-    ([3.0, 2.0, 4.0, 3.0], [108.0, 84.5, 153.5, 108.0])
+    ([3.0, 1.0, 3.0, 3.0], [108.0, 45.5, 108.0, 108.0])
     """
     md = as_microdata(data, keys=keys, weight=weight)
     return frequency_counts(md, missing=missing, alpha=alpha)

@@ -1,0 +1,210 @@
+"""``sdckit risk FILE --keys ... --out OUT``: disclosure risk of every record of a file.
+
+Reads any file :mod:`sdckit.io` reads, prints the file-level figures as a table and writes one
+row per input record, in input order: ``fk``, ``Fk_hat``, ``risk``; with ``--household`` also
+``household_risk``; with ``--suda2`` ``suda_score`` and ``dis_suda_score``; with
+``--sensitive`` the l-diversity columns ``l_distinct_<s>``, ``l_entropy_<s>`` and
+``l_recursive_<s>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import polars as pl
+import typer
+from rich.table import Table
+
+from sdckit._results import format_value
+from sdckit._validation import check_choice, check_seed
+from sdckit.cli._common import (
+    check_output_columns,
+    reported_errors,
+    split_columns,
+    stdout_console,
+)
+from sdckit.errors import ParameterError
+
+__all__ = ["assess_file", "risk_command"]
+
+
+def assess_file(
+    path: Path,
+    *,
+    keys: list[str],
+    weight: str | None = None,
+    household: str | None = None,
+    sensitive: list[str] | None = None,
+    suda2: bool = False,
+    missing: str = "wildcard",
+    method: str = "approx",
+) -> tuple[pl.DataFrame, list[tuple[str, Any]]]:
+    """Risk measures of a file: the per-record frame and the summary rows.
+
+    Parameters
+    ----------
+    path : Path
+        Input file (any format :func:`sdckit.io.read_data` reads).
+    keys, weight, household, sensitive
+        Column roles, as in :class:`sdckit.Microdata`.
+    suda2 : bool
+        Add SUDA and DIS-SUDA scores.
+    missing : {"wildcard", "category"}
+    method : {"approx", "exact"}
+
+    Returns
+    -------
+    records : polars.DataFrame
+        One row per input record, in input order.
+    summary : list of (label, value)
+    """
+    from sdckit.io import read_data
+    from sdckit.microdata import Microdata
+    from sdckit.risk import household_risk, individual_risk, l_diversity
+
+    check_choice(missing, "--missing", ("wildcard", "category"))
+    check_choice(method, "--method", ("approx", "exact"))
+    frame = read_data(path)
+    md = Microdata(
+        frame, keys=keys, weight=weight, household=household, sensitive=sensitive or None
+    )
+    columns: dict[str, np.ndarray] = {}
+    rows: list[tuple[str, Any]] = []
+    if household is not None:
+        hh = household_risk(md, method=method, missing=missing)  # type: ignore[arg-type]
+        ind = hh.individual
+    else:
+        hh = None
+        ind = individual_risk(md, method=method, missing=missing)  # type: ignore[arg-type]
+    freq = ind.frequencies
+    fk = ind.fk
+    if np.all(fk == np.round(fk)):  # whole counts (always, without fractional alpha)
+        fk = fk.astype(np.int64)
+    columns.update(fk=fk, Fk_hat=ind.Fk_hat, risk=ind.risk)
+    rows += [
+        ("records", md.n_records),
+        ("equivalence classes", freq.n_classes),
+        ("sample uniques", freq.sample_uniques),
+    ]
+    rows += [(f"records violating {k}-anonymity", freq.violations(k).records) for k in (2, 3, 5)]
+    rows += [
+        ("expected re-identifications", ind.expected_reidentifications),
+        ("global risk (%)", ind.global_risk_pct),
+    ]
+    if hh is not None:
+        columns["household_risk"] = hh.household_risk
+        rows += [
+            ("households", hh.n_households),
+            ("expected re-identifications (households)", hh.expected_reidentifications),
+            ("global household risk (%)", hh.global_risk_pct),
+        ]
+    if suda2:
+        from sdckit.risk.suda import suda2 as run_suda2
+
+        suda = run_suda2(md)
+        columns.update(suda_score=suda.score, dis_suda_score=suda.dis_score)
+        rows += [
+            ("records with a SUDA score > 0", int(np.count_nonzero(suda.score > 0))),
+            ("largest DIS-SUDA score", float(suda.dis_score.max(initial=0.0))),
+        ]
+    if sensitive:
+        # l-diversity names its columns after the sensitive variables: check them first
+        planned = [f"l_{m}_{s}" for s in md.sensitive for m in ("distinct", "entropy", "recursive")]
+        if len(md.sensitive) >= 2:
+            planned += ["l_entropy_multi", "l_recursive_multi"]
+        check_output_columns([*columns, *planned])
+        ldiv = l_diversity(md)
+        ldiv_frame = ldiv.to_frame()
+        if not isinstance(ldiv_frame, pl.DataFrame):  # pragma: no cover - input is polars
+            ldiv_frame = pl.from_pandas(ldiv_frame)
+        for name in ldiv_frame.columns:
+            columns[name] = ldiv_frame.get_column(name).to_numpy()
+        for s in md.sensitive:
+            rows += [
+                (f"lowest distinct l-diversity of {s}", float(ldiv.distinct[s].min())),
+                (
+                    f"records with distinct l < 2 on {s}",
+                    int(np.count_nonzero(ldiv.distinct[s] < 2)),
+                ),
+            ]
+    check_output_columns(list(columns))
+    return pl.DataFrame(columns), rows
+
+
+def _print_summary(path: Path, out: Path, keys: list[str], rows: list[tuple[str, Any]]) -> None:
+    table = Table(
+        title=f"Disclosure risk of {path.name}",
+        caption=f"key variables: {', '.join(keys)}",
+        title_justify="left",
+        caption_justify="left",
+    )
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for label, value in rows:
+        table.add_row(label, format_value(value) if not isinstance(value, str) else value)
+    console = stdout_console()
+    console.print(table)
+    console.print(f"Per-record risk written to {out}")
+
+
+def risk_command(
+    file: Annotated[Path, typer.Argument(help="Input file: .csv, .parquet, .sav, .dta, ...")],
+    keys: Annotated[
+        str, typer.Option("--keys", "-k", help="Key variables, comma-separated: a,b,c.")
+    ],
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Output file, one row per record (.csv or .parquet)."),
+    ],
+    weight: Annotated[
+        str | None, typer.Option("--weight", "-w", help="Sampling weight column.")
+    ] = None,
+    household: Annotated[
+        str | None, typer.Option("--household", help="Household id column (household risk).")
+    ] = None,
+    sensitive: Annotated[
+        str | None,
+        typer.Option("--sensitive", help="Sensitive variables for l-diversity, comma-separated."),
+    ] = None,
+    suda2: Annotated[bool, typer.Option("--suda2", help="Add SUDA and DIS-SUDA scores.")] = False,
+    missing: Annotated[
+        str,
+        typer.Option(
+            "--missing", help="Missing key values: 'wildcard' (match anything) or 'category'."
+        ),
+    ] = "wildcard",
+    method: Annotated[
+        str, typer.Option("--method", help="Individual risk: 'approx' (sdcMicro) or 'exact'.")
+    ] = "approx",
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (reserved for random methods).")
+    ] = None,
+) -> None:
+    """Disclosure risk of every record: frequencies, k-anonymity, individual risk and more."""
+    from sdckit.io import detect_format, write_data
+
+    with reported_errors():
+        if seed is not None:
+            check_seed(seed)
+        key_list = split_columns(keys, "--keys")
+        sensitive_list = split_columns(sensitive, "--sensitive")
+        if detect_format(out) == "sas":
+            raise ParameterError(
+                "The --out file cannot be a SAS .sas7bdat file (read only); use .csv or .parquet."
+            )
+        if out.resolve() == file.resolve():
+            raise ParameterError("The --out file must differ from the input file.")
+        records, rows = assess_file(
+            file,
+            keys=key_list,
+            weight=weight,
+            household=household,
+            sensitive=sensitive_list,
+            suda2=suda2,
+            missing=missing,
+            method=method,
+        )
+        write_data(records, out)
+    _print_summary(file, out, key_list, rows)

@@ -1,0 +1,217 @@
+"""End-to-end tests of ``sdckit risk`` (typer CliRunner), against the API and sdcMicro."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from sdckit.cli.app import app
+from sdckit.io import read_data, write_data
+from sdckit.risk import household_risk, individual_risk, l_diversity
+from sdckit.risk.suda import suda2
+
+KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def testdata(shared_data: Path) -> pl.DataFrame:
+    return read_data(shared_data / "testdata.csv")
+
+
+def test_testdata_matches_api_and_sdcmicro(
+    tmp_path: Path, shared_data: Path, testdata: pl.DataFrame
+) -> None:
+    out = tmp_path / "risk.csv"
+    code, stdout, stderr = run(
+        "risk", shared_data / "testdata.csv", "--keys", ",".join(KEYS),
+        "--weight", "sampling_weight", "--out", out,
+    )  # fmt: skip
+    assert code == 0, stderr
+    records = read_data(out)
+    assert records.columns == ["fk", "Fk_hat", "risk"]
+    assert records.schema["fk"] == pl.Int64
+    assert records.height == 4580
+    api = individual_risk(testdata, keys=KEYS, weight="sampling_weight")
+    np.testing.assert_array_equal(records["fk"].to_numpy(), api.fk)
+    np.testing.assert_array_equal(records["Fk_hat"].to_numpy(), api.Fk_hat)
+    np.testing.assert_array_equal(records["risk"].to_numpy(), api.risk)
+    reference = pl.read_csv(shared_data / "reference" / "testdata_risk_sdcmicro.csv")
+    np.testing.assert_array_equal(records["fk"].to_numpy(), reference["fk"].to_numpy())
+    np.testing.assert_allclose(records["Fk_hat"].to_numpy(), reference["Fk"].to_numpy())
+    np.testing.assert_allclose(records["risk"].to_numpy(), reference["risk"], rtol=1e-9)
+    # file-level figures of the data README (sdcMicro 5.8.1)
+    assert int((records["fk"] == 1).sum()) == 157
+    assert [int((records["fk"] < k).sum()) for k in (2, 3, 5)] == [157, 281, 458]
+    assert records["risk"].sum() == pytest.approx(10.77829892, abs=1e-8)
+    lines = {" ".join(line.strip("│┃ ").split()) for line in stdout.splitlines()}
+    printed = {line.rsplit(" ", 1)[0]: line.rsplit(" ", 1)[-1] for line in lines if line}
+    assert printed["records │"] == "4,580"
+    assert printed["sample uniques │"] == "157"
+    assert printed["records violating 2-anonymity │"] == "157"
+    assert printed["records violating 3-anonymity │"] == "281"
+    assert printed["records violating 5-anonymity │"] == "458"
+    assert printed["expected re-identifications │"] == "10.7783"
+    assert printed["global risk (%) │"] == "0.235334"
+    assert "Traceback" not in stdout + stderr
+
+
+def test_parquet_output_with_household_suda2_and_l_diversity(
+    tmp_path: Path, shared_data: Path, testdata: pl.DataFrame
+) -> None:
+    source = tmp_path / "testdata.parquet"  # any format io reads
+    write_data(testdata, source)
+    out = tmp_path / "risk.parquet"
+    code, stdout, stderr = run(
+        "risk", source, "-k", ",".join(KEYS), "-w", "sampling_weight", "--household", "ori_hid",
+        "--suda2", "--sensitive", "hhcivil,income", "--method", "exact", "--seed", "7", "-o", out,
+    )  # fmt: skip
+    assert code == 0, stderr
+    records = pl.read_parquet(out)
+    ldiv = l_diversity(testdata, keys=KEYS, sensitive=["hhcivil", "income"])
+    assert records.columns == [
+        "fk", "Fk_hat", "risk", "household_risk", "suda_score", "dis_suda_score",
+        *ldiv.to_frame().columns,
+    ]  # fmt: skip
+    hh = household_risk(
+        testdata, keys=KEYS, weight="sampling_weight", household="ori_hid", method="exact"
+    )
+    np.testing.assert_array_equal(records["risk"].to_numpy(), hh.individual.risk)
+    np.testing.assert_array_equal(records["household_risk"].to_numpy(), hh.household_risk)
+    suda = suda2(testdata, keys=KEYS)
+    np.testing.assert_array_equal(records["suda_score"].to_numpy(), suda.score)
+    np.testing.assert_array_equal(records["dis_suda_score"].to_numpy(), suda.dis_score)
+    reference = pl.read_csv(shared_data / "reference" / "testdata_suda2_sdcmicro.csv")
+    np.testing.assert_allclose(records["suda_score"].to_numpy(), reference["score"].to_numpy())
+    for name in ldiv.to_frame().columns:
+        np.testing.assert_array_equal(records[name].to_numpy(), ldiv.to_frame()[name].to_numpy())
+    assert "households" in stdout and "1,000" in stdout
+    assert "SUDA" in stdout
+
+
+def test_missing_values_wildcard_or_category(tmp_path: Path) -> None:
+    source = tmp_path / "small.csv"
+    source.write_text("a,b,w\n2,3,18\n3,3,45.5\n2,NA,39\n2,3,51\n")
+    frame = read_data(source)
+    for mode in ("wildcard", "category"):
+        out = tmp_path / f"{mode}.csv"
+        code, _, stderr = run(
+            "risk", source, "--keys", "a,b", "--weight", "w", "--missing", mode, "--out", out
+        )
+        assert code == 0, stderr
+        api = individual_risk(frame, keys=["a", "b"], weight="w", missing=mode)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(read_data(out)["fk"].to_numpy(), api.fk)
+        np.testing.assert_array_equal(read_data(out)["risk"].to_numpy(), api.risk)
+    assert read_data(tmp_path / "wildcard.csv")["fk"].to_list() == [3, 1, 3, 3]
+    assert read_data(tmp_path / "category.csv")["fk"].to_list() == [2, 1, 1, 2]
+
+
+def assert_one_line_error(code: int, stdout: str, stderr: str, *needles: str) -> None:
+    assert code == 2
+    assert "Traceback" not in stdout + stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("Error: ")
+    for needle in needles:
+        assert needle in lines[0]
+
+
+def test_unknown_column_is_one_line_naming_it(tmp_path: Path, shared_data: Path) -> None:
+    out = tmp_path / "risk.csv"
+    for option in ("--keys", "--weight", "--household", "--sensitive"):
+        args = ["risk", shared_data / "testdata.csv", "--keys", "urbrur,roof", "--out", out]
+        if option == "--keys":
+            args[3] = "urbrur,rooof"
+        else:
+            args += [option, "rooof"]
+        assert_one_line_error(*run(*args), "'rooof'", "'roof'")
+    assert not out.exists()
+
+
+def test_missing_and_bad_files(tmp_path: Path) -> None:
+    out = tmp_path / "risk.csv"
+    assert_one_line_error(
+        *run("risk", tmp_path / "nothing.csv", "--keys", "a", "--out", out), "does not exist"
+    )
+    bad = tmp_path / "data.xlsx"
+    bad.write_text("a\n1\n")
+    assert_one_line_error(*run("risk", bad, "--keys", "a", "--out", out), "extension")
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    assert_one_line_error(*run("risk", broken, "--keys", "a", "--out", out), "Could not read")
+    good = tmp_path / "good.csv"
+    good.write_text("a,b\n1,2\n1,3\n")
+    for target in ("out.xlsx", "out.sas7bdat"):
+        assert_one_line_error(*run("risk", good, "--keys", "a", "--out", tmp_path / target))
+    assert_one_line_error(*run("risk", good, "--keys", "a", "--out", good), "differ")
+    assert_one_line_error(
+        *run("risk", good, "--keys", "a", "--out", tmp_path / "no_dir" / "x.csv"), "directory"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.parquet", "data.xlsx", "good.csv"]
+
+
+def test_duplicate_columns(tmp_path: Path) -> None:
+    good = tmp_path / "good.csv"
+    good.write_text("a,b,Income,income\n1,2,3,4\n1,3,3,5\n")
+    out = tmp_path / "risk.csv"
+    assert_one_line_error(*run("risk", good, "--keys", "a,a", "--out", out), "more than once")
+    repeated = tmp_path / "repeated.csv"
+    repeated.write_text("a,b,a\n1,2,3\n1,2,4\n")
+    assert_one_line_error(*run("risk", repeated, "--keys", "a,b", "--out", out), "duplicate", "'a'")
+    assert_one_line_error(*run("risk", good, "--keys", "a,,b", "--out", out), "empty")
+    # l-diversity columns of 'Income' and 'income' would differ only in case
+    assert_one_line_error(
+        *run("risk", good, "--keys", "a,b", "--sensitive", "Income,income", "--out", out),
+        "l_distinct_Income",
+        "case",
+    )
+    multi = tmp_path / "multi.csv"
+    multi.write_text("a,multi,x\n1,2,3\n1,3,3\n")
+    assert_one_line_error(
+        *run("risk", multi, "--keys", "a", "--sensitive", "multi,x", "--out", out),
+        "l_entropy_multi",
+    )
+    # one column with two roles
+    assert_one_line_error(
+        *run("risk", good, "--keys", "a,b", "--weight", "b", "--out", out), "two roles"
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "needle"),
+    [
+        ("--method", "fast", "'--method'"),
+        ("--missing", "skip", "'--missing'"),
+        ("--seed", "-1", "seed"),
+    ],
+)
+def test_bad_option_values(tmp_path: Path, option: str, value: str, needle: str) -> None:
+    good = tmp_path / "good.csv"
+    good.write_text("a,b\n1,2\n1,3\n")
+    out = tmp_path / "risk.csv"
+    assert_one_line_error(*run("risk", good, "--keys", "a", "--out", out, option, value), needle)
+    assert not out.exists()
+
+
+def test_version_and_console_script(tmp_path: Path) -> None:
+    code, stdout, _ = run("--version")
+    assert code == 0 and stdout.strip().startswith("sdckit ")
+    # the real entry point, in a fresh process: exit status 2, one line, no traceback
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdckit", "risk", str(tmp_path / "none.csv"), "-k", "a", "-o",
+         str(tmp_path / "o.csv")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, "does not exist")
