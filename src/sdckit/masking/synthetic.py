@@ -1,0 +1,441 @@
+"""Synthetic data by sequential conditional models (as the R package synthpop does).
+
+Variables are synthesised one after another in a *visit sequence*.  The first synthesised
+variable is drawn from its observed distribution; every later one from a model of it given the
+variables before it in the sequence, fitted on the original data:
+
+* ``method="cart"`` (default): a classification or regression tree; a synthetic record falls into
+  a leaf and receives the value of a random original record of that leaf (so released values
+  are real values and the conditional distribution is non-parametric);
+* ``method="parametric"``: a linear model with normal residuals for numeric variables and a
+  multinomial logistic model for categorical ones.
+
+*Fully synthetic* data synthesise every variable; *partly synthetic* data keep the variables
+not listed in ``synthesize`` and use them as predictors.  A fitted :class:`Synthesizer` can be
+saved and reused, and ``generate(copies=m)`` gives several synthetic copies from one fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from sdckit._codes import encode_column
+from sdckit._validation import check_choice, check_int, check_seed, column_list
+from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking._base import Protected, ProtectionMethod
+from sdckit.microdata import Microdata, as_microdata
+
+__all__ = [
+    "Synthesis",
+    "Synthesizer",
+    "propensity_mse",
+    "replicated_uniques",
+    "synthesize",
+]
+
+
+def _is_categorical(md: Microdata, col: str) -> bool:
+    dtype = md.frame.schema[col]
+    return col in md.keys or col in md.sensitive or not dtype.is_numeric() or dtype == pl.Boolean
+
+
+@dataclass
+class _VariableModel:
+    name: str
+    categorical: bool
+    predictors: list[str]
+    model: Any  # fitted sklearn estimator, or None for the marginal
+    leaf_values: dict[int, np.ndarray] | None
+    levels: pl.Series | None
+    observed: np.ndarray  # original codes (categorical) or values (numeric)
+    residual_sd: float = 0.0
+
+
+class Synthesizer:
+    """Fit sequential conditional models on the original file and generate synthetic copies.
+
+    Parameters
+    ----------
+    synthesize : list of str, optional
+        Variables to synthesise (default: every key, numeric and sensitive variable).  The
+        other columns of the file are kept (partly synthetic data) and serve as predictors.
+    visit_sequence : list of str, optional
+        Order of synthesis (default: the order of ``synthesize``).
+    method : {"cart", "parametric"}
+    min_samples_leaf : int, default 5
+        Smallest leaf of a tree (larger leaves protect more).
+    seed : int or numpy.random.Generator, optional
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> rng = np.random.default_rng(0)
+    >>> df = pl.DataFrame({"sex": rng.integers(1, 3, 200), "age": rng.integers(18, 90, 200)})
+    >>> syn = Synthesizer(seed=1).fit(df, keys=["sex"], numeric=["age"])
+    >>> copies = syn.generate(copies=2)
+    >>> len(copies), copies[0].height
+    (2, 200)
+    """
+
+    def __init__(
+        self,
+        *,
+        synthesize: Sequence[str] | None = None,
+        visit_sequence: Sequence[str] | None = None,
+        method: str = "cart",
+        min_samples_leaf: int = 5,
+        seed: Any = None,
+    ) -> None:
+        self.synthesize = synthesize
+        self.visit_sequence = visit_sequence
+        self.method = method
+        self.min_samples_leaf = min_samples_leaf
+        self.seed = seed
+        self._models: list[_VariableModel] = []
+        self._md: Microdata | None = None
+
+    # ------------------------------------------------------------------ fitting
+    def _sequence(self, md: Microdata) -> tuple[list[str], list[str]]:
+        targets = list(column_list(self.synthesize, "synthesize")) or list(
+            dict.fromkeys([*md.keys, *md.numeric, *md.sensitive])
+        )
+        if not targets:
+            raise ColumnError(
+                "Nothing to synthesise: pass synthesize=[...] or give key/numeric variables."
+            )
+        order = list(column_list(self.visit_sequence, "visit_sequence")) or targets
+        if sorted(order) != sorted(targets):
+            raise ParameterError(
+                "The 'visit_sequence' must list exactly the variables to synthesise."
+            )
+        for c in order:
+            if c not in md.frame.columns:
+                raise ColumnError(f"The variable {c!r} is not in the data.")
+        role_cols = {md.weight, md.strata, md.household}
+        kept = [c for c in md.frame.columns if c not in order and c not in role_cols]
+        return order, kept
+
+    def _features(self, frame: pl.DataFrame, cols: list[str], md: Microdata) -> np.ndarray:
+        if not cols:
+            return np.zeros((frame.height, 0))
+        parts = []
+        for c in cols:
+            s = frame.get_column(c)
+            if _is_categorical(md, c):
+                parts.append(encode_column(s.cast(pl.String))[0].astype(np.float64)[:, None])
+            else:
+                v = s.cast(pl.Float64).to_numpy()
+                parts.append(np.where(np.isnan(v), -1e300, v)[:, None])
+        return np.hstack(parts)
+
+    def fit(self, data: Any, **roles: Any) -> Synthesizer:
+        """Fit the models on the original file (a frame with roles, or a Microdata)."""
+        from sklearn.linear_model import LinearRegression, LogisticRegression
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+        check_choice(self.method, "method", ("cart", "parametric"))
+        leaf = check_int(self.min_samples_leaf, "min_samples_leaf", minimum=1)
+        md = as_microdata(data, **roles)
+        rng = check_seed(self.seed)
+        order, kept = self._sequence(md)
+        self._md, self._order, self._kept = md, order, kept
+        self._models = []
+        frame = md.frame
+        for j, c in enumerate(order):
+            predictors = kept + order[:j]
+            categorical = _is_categorical(md, c)
+            s = frame.get_column(c)
+            if categorical:
+                codes, levels = encode_column(s.cast(pl.String) if not s.dtype.is_numeric() else s)
+                target = codes
+            else:
+                levels = None
+                target = s.cast(pl.Float64).to_numpy()
+                if np.isnan(target).any():
+                    raise DataError(
+                        f"The numeric variable {c!r} has missing values; impute them before "
+                        "synthesis (or declare it categorical)."
+                    )
+            x = self._features(frame, predictors, md)
+            model, leaf_values, resid_sd = None, None, 0.0
+            if predictors:
+                state = int(rng.integers(0, 2**31 - 1))
+                if self.method == "cart":
+                    tree_cls = DecisionTreeClassifier if categorical else DecisionTreeRegressor
+                    model = tree_cls(min_samples_leaf=leaf, random_state=state).fit(x, target)
+                    leaves = model.apply(x)
+                    order_idx = np.argsort(leaves, kind="stable")
+                    bounds = np.flatnonzero(np.r_[True, np.diff(leaves[order_idx]) != 0, True])
+                    leaf_values = {
+                        int(leaves[order_idx[a]]): target[order_idx[a:b]]
+                        for a, b in itertools.pairwise(bounds)
+                    }
+                elif categorical:
+                    if len(np.unique(target)) > 1:
+                        model = LogisticRegression(max_iter=500).fit(x, target)
+                else:
+                    model = LinearRegression().fit(x, target)
+                    resid_sd = float(np.std(target - model.predict(x), ddof=1))
+            self._models.append(
+                _VariableModel(
+                    c, categorical, predictors, model, leaf_values, levels, target, resid_sd
+                )
+            )
+        return self
+
+    # ------------------------------------------------------------------ generation
+    def _check_fitted(self) -> Microdata:
+        if self._md is None:
+            raise ParameterError("The synthesizer is not fitted; call fit(data) first.")
+        return self._md
+
+    def _generate_one(self, n: int, rng: np.random.Generator) -> pl.DataFrame:
+        md = self._check_fitted()
+        others = [c for c in md.frame.columns if c not in self._order]
+        base = pl.DataFrame({"_r": np.arange(n)})
+        if others and n == md.n_records:
+            base = base.hstack(md.frame.select(others))
+        elif others:  # other sizes: the kept variables of records drawn with replacement
+            base = base.hstack(md.frame.select(others)[rng.integers(0, md.n_records, n)])
+        out = base
+        for vm in self._models:
+            if vm.model is None and (not vm.predictors or self.method == "parametric"):
+                values = vm.observed[rng.integers(0, len(vm.observed), n)]
+            elif self.method == "cart":
+                x = self._features(out, vm.predictors, md)
+                leaves = vm.model.apply(x)
+                values = np.empty(n, dtype=vm.observed.dtype)
+                for leaf_id in np.unique(leaves):  # loop over leaves, not records
+                    rows = np.flatnonzero(leaves == leaf_id)
+                    pool = vm.leaf_values[int(leaf_id)]
+                    values[rows] = pool[rng.integers(0, len(pool), len(rows))]
+            elif vm.categorical:
+                x = self._features(out, vm.predictors, md)
+                prob = vm.model.predict_proba(x)
+                cum = np.cumsum(prob, axis=1)
+                pick = (rng.random(n)[:, None] > cum).sum(axis=1)
+                values = vm.model.classes_[np.minimum(pick, len(vm.model.classes_) - 1)]
+            else:
+                x = self._features(out, vm.predictors, md)
+                values = vm.model.predict(x) + rng.normal(0.0, vm.residual_sd, n)
+            out = out.with_columns(self._decode(vm, values, md))
+        columns = [c for c in md.frame.columns if c in out.columns]
+        return out.select(columns)
+
+    @staticmethod
+    def _decode(vm: _VariableModel, values: np.ndarray, md: Microdata) -> pl.Series:
+        dtype = md.frame.schema[vm.name]
+        if vm.categorical:
+            assert vm.levels is not None
+            codes = values.astype(np.int64)
+            s = vm.levels.gather(pl.Series(np.where(codes >= 0, codes, 0))).alias(vm.name)
+            missing = np.flatnonzero(codes < 0)
+            if len(missing):
+                s = s.scatter(missing, None)
+            return s.cast(dtype, strict=False)
+        s = pl.Series(vm.name, values)
+        if dtype.is_integer():
+            s = s.round(0)
+        return s.cast(dtype, strict=False)
+
+    def generate(
+        self, n: int | None = None, *, copies: int = 1, seed: Any = None
+    ) -> list[pl.DataFrame]:
+        """``copies`` synthetic files of ``n`` records (default: the original size)."""
+        md = self._check_fitted()
+        n = md.n_records if n is None else check_int(n, "n", minimum=1)
+        copies = check_int(copies, "copies", minimum=1)
+        rng = check_seed(self.seed if seed is None else seed)
+        if seed is None and not isinstance(self.seed, np.random.Generator):
+            rng = np.random.default_rng([0 if self.seed is None else int(self.seed), 1])
+        return [self._generate_one(n, rng) for _ in range(copies)]
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save the fitted synthesizer (pickle, written atomically).  Load with :meth:`load`."""
+        from sdckit.io import atomic_path
+
+        self._check_fitted()
+        target = Path(path)
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(pickle.dumps(self))
+        return target
+
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> Synthesizer:
+        """Load a synthesizer saved by :meth:`save` (only load files you trust: pickle)."""
+        obj = pickle.loads(Path(path).read_bytes())
+        if not isinstance(obj, Synthesizer):
+            raise DataError("The file does not contain an sdckit Synthesizer.")
+        return obj
+
+
+def replicated_uniques(original: Any, synthetic: Any, keys: Sequence[str]) -> np.ndarray:
+    """Boolean per synthetic record: it reproduces the keys of an original sample unique.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> o = pl.DataFrame({"a": [1, 1, 2], "b": [1, 1, 3]})
+    >>> s = pl.DataFrame({"a": [2, 1, 2], "b": [3, 1, 1]})
+    >>> replicated_uniques(o, s, ["a", "b"]).tolist()
+    [True, False, False]
+    """
+    left = original.frame if isinstance(original, Microdata) else as_microdata(original).frame
+    right = synthetic.frame if isinstance(synthetic, Microdata) else as_microdata(synthetic).frame
+    keys = list(keys)
+    uniques = (
+        left.group_by(keys)
+        .len()
+        .filter(pl.col("len") == 1)
+        .drop("len")
+        .with_columns(_u=pl.lit(True))
+    )
+    joined = (
+        right.select(keys)
+        .with_row_index("_row")
+        .join(uniques, on=keys, how="left", nulls_equal=True)
+    )
+    return joined.sort("_row").get_column("_u").fill_null(False).to_numpy()
+
+
+def propensity_mse(original: Any, synthetic: Any, variables: Sequence[str]) -> dict[str, float]:
+    """Propensity-score mean squared error (pMSE) of a synthetic file (Woo et al. 2009).
+
+    A logistic regression (main effects; categories as indicators) predicts whether a record
+    is synthetic; ``pmse = mean((p_i - c)^2)`` with ``c`` the synthetic share.  Also returned:
+    its null expectation ``(k - 1) (1 - c)^2 c / N`` and the ratio (close to 1 for good data).
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    left = as_microdata(original).frame if not isinstance(original, Microdata) else original.frame
+    right = (
+        as_microdata(synthetic).frame if not isinstance(synthetic, Microdata) else (synthetic.frame)
+    )
+    both = pl.concat([left.select(variables), right.select(variables)], how="vertical_relaxed")
+    parts = []
+    for c in variables:
+        s = both.get_column(c)
+        if s.dtype.is_numeric() and s.n_unique() > 10:
+            v = s.cast(pl.Float64).to_numpy()
+            v = (v - np.nanmean(v)) / (np.nanstd(v) or 1.0)
+            parts.append(np.nan_to_num(v)[:, None])
+        else:
+            codes, levels = encode_column(s.cast(pl.String))
+            parts.append(np.eye(len(levels) + 1)[codes + 1][:, 1:])
+    x = np.hstack(parts)
+    y = np.r_[np.zeros(left.height), np.ones(right.height)]
+    model = LogisticRegression(max_iter=5000).fit(x, y)
+    p = model.predict_proba(x)[:, 1]
+    c = right.height / len(y)
+    pmse = float(np.mean((p - c) ** 2))
+    k = x.shape[1] + 1
+    null = (k - 1) * (1 - c) ** 2 * c / len(y)
+    return {"pmse": pmse, "pmse_null": null, "pmse_ratio": pmse / null if null else float("nan")}
+
+
+class Synthesis(ProtectionMethod):
+    """Release a (fully or partly) synthetic file in place of the original.
+
+    Parameters are those of :class:`Synthesizer`, plus ``allow_replicated_uniques`` (default
+    False): synthetic records that reproduce the key combination of an original sample unique
+    are redrawn (``max_redraws`` times), and any still left are replaced by redrawn copies of
+    records that are not replicated uniques.
+    """
+
+    name: ClassVar[str] = "synthetic data"
+    stochastic: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        synthesize: Sequence[str] | None = None,
+        visit_sequence: Sequence[str] | None = None,
+        method: str = "cart",
+        min_samples_leaf: int = 5,
+        allow_replicated_uniques: bool = False,
+        max_redraws: int = 20,
+        seed: Any = None,
+    ) -> None:
+        self.synthesize = synthesize
+        self.visit_sequence = visit_sequence
+        self.method = method
+        self.min_samples_leaf = min_samples_leaf
+        self.allow_replicated_uniques = allow_replicated_uniques
+        self.max_redraws = max_redraws
+        self.seed = seed
+
+    def _apply(self, md: Microdata) -> Protected:
+        rng = check_seed(self.seed)
+        syn = Synthesizer(
+            synthesize=self.synthesize,
+            visit_sequence=self.visit_sequence,
+            method=self.method,
+            min_samples_leaf=self.min_samples_leaf,
+            seed=rng,
+        ).fit(md)
+        frame = syn._generate_one(md.n_records, rng)
+        redraws = 0
+        synthesized = set(syn._order)
+        keys = list(md.keys)
+        check = not self.allow_replicated_uniques and keys and synthesized & set(keys)
+        if check:
+            bad = replicated_uniques(md, frame, keys)
+            for _ in range(check_int(self.max_redraws, "max_redraws", minimum=0)):
+                if not bad.any():
+                    break
+                redraws += 1
+                fresh = syn._generate_one(md.n_records, rng)
+                frame = pl.concat(
+                    [frame.filter(pl.Series(~bad)), fresh.filter(pl.Series(bad))]
+                )  # replaced records move to the end; order of synthetic records is arbitrary
+                bad = replicated_uniques(md, frame, keys)
+            if bad.any():
+                good = np.flatnonzero(~bad)
+                if len(good) == 0:
+                    raise DataError("Every synthetic record replicates an original unique.")
+                pick = good[rng.integers(0, len(good), int(bad.sum()))]
+                frame = pl.concat([frame.filter(pl.Series(~bad)), frame[pick]])
+        details = {
+            "visit_sequence": syn._order,
+            "kept": syn._kept,
+            "replicated_unique_redraws": redraws,
+            "roles_changed": False,
+        }
+        return Protected.from_frames(md, frame.select(md.frame.columns), self, details=details)
+
+    def verify(self, original: Microdata, protected: Protected) -> None:
+        """Same columns and size; no replicated unique unless allowed."""
+        assert protected.microdata.frame.columns == original.frame.columns
+        assert protected.microdata.n_records == original.n_records
+        if not self.allow_replicated_uniques and original.keys:
+            bad = replicated_uniques(original, protected.microdata, list(original.keys))
+            synthesized = set(column_list(self.synthesize, "synthesize")) or set(original.keys)
+            if synthesized & set(original.keys):
+                assert not bad.any(), "a synthetic record replicates an original sample unique"
+
+    @classmethod
+    def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
+        rng = np.random.default_rng(2)
+        n = 300
+        sex = rng.integers(1, 3, n)
+        age = rng.integers(1, 8, n)
+        income = 1000 + 200 * age + rng.normal(0, 100, n)
+        df = pl.DataFrame({"sex": sex, "age": age, "income": income})
+        md = Microdata(df, keys=["sex", "age"], numeric=["income"])
+        return cls(seed=3, min_samples_leaf=10), md
+
+
+def synthesize(data: Any, *, seed: Any = None, **params: Any) -> Protected:
+    """Function twin of :class:`Synthesis` (roles may be passed with the parameters)."""
+    role_names = ("keys", "numeric", "weight", "strata", "household", "sensitive")
+    roles = {k: params.pop(k) for k in list(params) if k in role_names}
+    return Synthesis(seed=seed, **params).apply(data, **roles)
