@@ -15,18 +15,32 @@ from sdckit.risk.individual import (
     individual_risk,
     risk_threshold,
 )
+from sdckit.risk.linkage import (
+    IntervalDisclosureResult,
+    IntervalDisclosureRmdResult,
+    RecordLinkageResult,
+    interval_disclosure,
+    interval_disclosure_rmd,
+    record_linkage,
+)
 
 __all__ = [
     "FrequencyResult",
     "HouseholdRiskResult",
     "IndividualRiskResult",
+    "IntervalDisclosureResult",
+    "IntervalDisclosureRmdResult",
     "KAnonymityViolations",
     "LDiversityResult",
+    "RecordLinkageResult",
     "benedetti_franconi_risk",
     "frequencies",
     "frequency_counts",
     "household_risk",
     "individual_risk",
+    "interval_disclosure",
+    "interval_disclosure_rmd",
     "l_diversity",
+    "record_linkage",
     "risk_threshold",
 ]
