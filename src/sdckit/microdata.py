@@ -333,17 +333,24 @@ class Microdata:
         """One column as a numpy array."""
         return self._frame.get_column(name).to_numpy()
 
-    def with_frame(self, frame: pl.DataFrame, **roles: Any) -> Microdata:
-        """A new :class:`Microdata` over ``frame`` (same row order) with the same roles.
+    def with_frame(
+        self, frame: pl.DataFrame, *, rows: np.ndarray | None = None, **roles: Any
+    ) -> Microdata:
+        """A new :class:`Microdata` over ``frame`` with the same roles.
 
+        ``frame`` has the same records in the same order, or, with ``rows``, the records at
+        those positions of this file (their index labels are kept for pandas callers).
         Roles given as keyword arguments replace the current ones.
         """
         merged = self.roles()
         merged.update(roles)
+        info = self._info
+        if rows is not None and info.index is not None:
+            info = FrameInfo(info.backend, info.index[np.asarray(rows)])
         new = object.__new__(Microdata)
         new._init(
             frame,
-            self._info,
+            info,
             keys=column_list(merged["keys"], "keys"),
             numeric=column_list(merged["numeric"], "numeric"),
             weight=merged["weight"],

@@ -82,8 +82,13 @@ class Protected:
         *,
         details: dict[str, Any] | None = None,
         roles: dict[str, Any] | None = None,
+        rows: np.ndarray | None = None,
     ) -> Protected:
-        """Build the result by comparing ``frame`` with ``original`` column by column."""
+        """Build the result by comparing ``frame`` with ``original`` column by column.
+
+        ``rows`` gives the original positions of the records of ``frame`` when a method keeps
+        a subset of the records (sub-sampling); their index labels are kept.
+        """
         if frame.height != original.n_records:
             # sub-sampling changes the number of records; changed cells are then not defined
             changed: dict[str, int] = {}
@@ -99,7 +104,7 @@ class Protected:
                 if count:
                     changed[col] = count
                     records |= mask
-        md = original.with_frame(frame, **(roles or {}))
+        md = original.with_frame(frame, rows=rows, **(roles or {}))
         return cls(
             microdata=md,
             method=method.name,
