@@ -1,5 +1,51 @@
-"""Protection methods for microdata (recoding, suppression, microaggregation, noise, ...)."""
+"""Protection methods for microdata.
+
+Each method is a class with keyword-only parameters (``Pram(min_diagonal=0.8, seed=1)``) and a
+function twin (``pram(df, variables=[...], seed=1)``); both return a :class:`Protected` with the
+protected data in the caller's frame type, row order and index, and a record of what changed.
+"""
 
 from sdckit.masking._base import Protected, ProtectionMethod
+from sdckit.masking.noise import AddNoise, add_noise
+from sdckit.masking.pram import (
+    Pram,
+    PramEstimate,
+    generate_transition,
+    invariant_transition,
+    pram,
+    pram_estimate,
+)
+from sdckit.masking.rank_swapping import RankSwapping, rank_swapping
+from sdckit.masking.sampling import SubSample, subsample
+from sdckit.masking.shuffling import Shuffling, shuffle
+from sdckit.masking.synthetic import (
+    Synthesis,
+    Synthesizer,
+    propensity_mse,
+    replicated_uniques,
+    synthesize,
+)
 
-__all__ = ["Protected", "ProtectionMethod"]
+__all__ = [
+    "AddNoise",
+    "Pram",
+    "PramEstimate",
+    "Protected",
+    "ProtectionMethod",
+    "RankSwapping",
+    "Shuffling",
+    "SubSample",
+    "Synthesis",
+    "Synthesizer",
+    "add_noise",
+    "generate_transition",
+    "invariant_transition",
+    "pram",
+    "pram_estimate",
+    "propensity_mse",
+    "rank_swapping",
+    "replicated_uniques",
+    "shuffle",
+    "subsample",
+    "synthesize",
+]
