@@ -6,6 +6,7 @@ protected data in the caller's frame type, row order and index, and a record of 
 """
 
 from sdckit.masking._base import Protected, ProtectionMethod
+from sdckit.masking.marginal_swap import MarginalPreservingSwap, marginal_swap
 from sdckit.masking.noise import AddNoise, add_noise
 from sdckit.masking.pram import (
     Pram,
@@ -28,6 +29,7 @@ from sdckit.masking.synthetic import (
 
 __all__ = [
     "AddNoise",
+    "MarginalPreservingSwap",
     "Pram",
     "PramEstimate",
     "Protected",
@@ -40,6 +42,7 @@ __all__ = [
     "add_noise",
     "generate_transition",
     "invariant_transition",
+    "marginal_swap",
     "pram",
     "pram_estimate",
     "propensity_mse",

@@ -7,6 +7,15 @@ from sdckit.risk.frequencies import (
     frequencies,
     frequency_counts,
 )
+from sdckit.risk.graphical import (
+    DecomposableFit,
+    DecomposableModel,
+    DecomposableRiskResult,
+    ModelSearchResult,
+    decomposable_risk,
+    fit_decomposable,
+    search_decomposable,
+)
 from sdckit.risk.individual import (
     HouseholdRiskResult,
     IndividualRiskResult,
@@ -23,8 +32,19 @@ from sdckit.risk.linkage import (
     interval_disclosure_rmd,
     record_linkage,
 )
+from sdckit.risk.loglinear import LogLinearRiskResult, loglinear_risk
+from sdckit.risk.uniqueness import (
+    UniquenessModelResult,
+    ewens,
+    pitman,
+    poisson_gamma,
+    population_uniqueness,
+)
 
 __all__ = [
+    "DecomposableFit",
+    "DecomposableModel",
+    "DecomposableRiskResult",
     "FrequencyResult",
     "HouseholdRiskResult",
     "IndividualRiskResult",
@@ -32,8 +52,14 @@ __all__ = [
     "IntervalDisclosureRmdResult",
     "KAnonymityViolations",
     "LDiversityResult",
+    "LogLinearRiskResult",
+    "ModelSearchResult",
     "RecordLinkageResult",
+    "UniquenessModelResult",
     "benedetti_franconi_risk",
+    "decomposable_risk",
+    "ewens",
+    "fit_decomposable",
     "frequencies",
     "frequency_counts",
     "household_risk",
@@ -41,6 +67,11 @@ __all__ = [
     "interval_disclosure",
     "interval_disclosure_rmd",
     "l_diversity",
+    "loglinear_risk",
+    "pitman",
+    "poisson_gamma",
+    "population_uniqueness",
     "record_linkage",
     "risk_threshold",
+    "search_decomposable",
 ]
