@@ -33,6 +33,7 @@ from sdckit.risk.linkage import (
     record_linkage,
 )
 from sdckit.risk.loglinear import LogLinearRiskResult, loglinear_risk
+from sdckit.risk.suda import Suda2Result, suda2
 from sdckit.risk.uniqueness import (
     UniquenessModelResult,
     ewens,
@@ -40,6 +41,7 @@ from sdckit.risk.uniqueness import (
     poisson_gamma,
     population_uniqueness,
 )
+from sdckit.risk.unsafe import UnsafeCombinationsResult, minimal_unsafe_combinations
 
 __all__ = [
     "DecomposableFit",
@@ -55,7 +57,9 @@ __all__ = [
     "LogLinearRiskResult",
     "ModelSearchResult",
     "RecordLinkageResult",
+    "Suda2Result",
     "UniquenessModelResult",
+    "UnsafeCombinationsResult",
     "benedetti_franconi_risk",
     "decomposable_risk",
     "ewens",
@@ -68,10 +72,12 @@ __all__ = [
     "interval_disclosure_rmd",
     "l_diversity",
     "loglinear_risk",
+    "minimal_unsafe_combinations",
     "pitman",
     "poisson_gamma",
     "population_uniqueness",
     "record_linkage",
     "risk_threshold",
     "search_decomposable",
+    "suda2",
 ]
