@@ -127,3 +127,21 @@ def test_not_a_frame() -> None:
 def test_lazy_frame_accepted() -> None:
     md = Microdata(_df().lazy(), keys=["a"])
     assert md.n_records == 4
+
+
+def test_nan_household_is_missing() -> None:
+    with pytest.raises(DataError, match="household column 'h'"):
+        Microdata(_df(h=[1.0, float("nan"), 2.0, 2.0]), keys=["a"], household="h")
+
+
+def test_large_integer_keys_and_signed_zero() -> None:
+    big = pl.DataFrame({"k": pl.Series([2**60 + 1, 2**60 + 2, 2**60 + 3, None])})
+    assert frequencies(big, keys=["k"], missing="category").fk.tolist() == [1, 1, 1, 1]
+    zeros = pl.DataFrame({"k": [0.0, -0.0, 1.0]})
+    assert frequencies(zeros, keys=["k"]).fk.tolist() == [2, 2, 1]
+
+
+def test_mixed_object_column() -> None:
+    pdf = pd.DataFrame({"a": ["x", 1, "y"], "b": [1, 2, 3]})
+    with pytest.raises(DataError, match="single type"):
+        Microdata(pdf, keys=["a"])

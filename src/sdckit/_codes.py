@@ -69,7 +69,9 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     """Encode one column as int32 codes (missing = -1) and its sorted levels."""
     s = series
     if s.dtype.is_float():
-        s = s.fill_nan(None)
+        s = s.fill_nan(None)  # NaN is missing; -0.0 and 0.0 are one level
+        s = pl.select(pl.when(s == 0).then(pl.lit(0.0, s.dtype)).otherwise(s)).to_series()
+        s = s.alias(series.name)
     if s.dtype == pl.Categorical or s.dtype == pl.Enum:
         s = s.cast(pl.String)
     n = len(s)
@@ -78,13 +80,9 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     if s.dtype.is_integer() and n > 0:
         lo, hi = s.min(), s.max()
         if lo is not None and hi is not None and int(hi) - int(lo) <= max(4 * n, 1 << 16):
-            values = s.to_numpy(allow_copy=True)
-            if s.null_count():
-                mask = s.is_null().to_numpy()
-                values = np.where(mask, lo, values)
-            else:
-                mask = None
-            offset = values.astype(np.int64) - int(lo)
+            mask = s.is_null().to_numpy() if s.null_count() else None
+            values = s.fill_null(lo).to_numpy(allow_copy=True)  # stays integer: exact
+            offset = (values - values.dtype.type(lo)).astype(np.int64)
             present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
             if mask is None:
                 present[offset] = True
@@ -137,7 +135,7 @@ def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, 
     n = len(values)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    if size is not None and size <= max(_DIRECT_LIMIT, 2 * n):
+    if size is not None and size <= min(_DIRECT_LIMIT, 4 * n + 65_536):
         present = np.zeros(size, dtype=bool)
         present[values] = True
         remap = np.cumsum(present, dtype=np.int64) - 1

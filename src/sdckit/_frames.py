@@ -77,7 +77,14 @@ def to_polars(data: Any) -> tuple[pl.DataFrame, FrameInfo]:
                     "(for example df.columns = df.columns.astype(str))."
                 )
         index = data.index
-        frame = pl.from_pandas(data, include_index=False)
+        try:
+            frame = pl.from_pandas(data, include_index=False)
+        except Exception as exc:  # e.g. an object column mixing strings and numbers
+            raise DataError(
+                "A column of the pandas frame cannot be converted "
+                f"({type(exc).__name__}); give every column a single type, for example "
+                "df[col] = df[col].astype(str)."
+            ) from None
         return _fix_object_columns(frame), FrameInfo("pandas", index)
     if module == "pyarrow":
         names = list(data.column_names) if hasattr(data, "column_names") else []

@@ -159,7 +159,12 @@ class Microdata:
         if self._weight is not None:
             self._validate_weight()
         for role, col in (("strata", self._strata), ("household", self._household)):
-            if col is not None and frame.get_column(col).null_count() > 0:
+            if col is None:
+                continue
+            values = frame.get_column(col)
+            if values.dtype.is_float():
+                values = values.fill_nan(None)
+            if values.null_count() > 0:
                 raise DataError(
                     f"The {role} column {col!r} has missing values; every record needs a "
                     f"{role} value (fill them or drop those records)."

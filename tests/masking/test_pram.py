@@ -153,3 +153,16 @@ def test_errors() -> None:
         pram(df, variables=["nope"])
     with pytest.raises(ParameterError, match="singular"):
         pram_estimate([1, 1], [[0.5, 0.5], [0.5, 0.5]])
+
+
+def test_all_missing_variable_and_nan_kept() -> None:
+    df = pl.DataFrame(
+        {
+            "a": pl.Series([None] * 6, dtype=pl.String),
+            "b": [1.0, float("nan"), 2.0, 1.0, 2.0, None],
+        }
+    )
+    out = pram(df, variables=["a", "b"], seed=1, min_diagonal=0.5).data
+    assert out["a"].null_count() == 6
+    assert out["b"].is_nan().fill_null(False).to_list()[1]
+    assert out["b"].is_null().to_list()[5]

@@ -71,3 +71,18 @@ def test_errors() -> None:
         RankSwapping(variables=["x"], method="sdcmicro", p=5, r0=0.9).apply(df)
     with pytest.raises(ParameterError, match="'p'"):
         rank_swapping(df, numeric=["x"], p=150)
+
+
+def test_large_integers_are_swapped_exactly() -> None:
+    values = [2**60 + i for i in range(50)]
+    df = pl.DataFrame({"x": values})
+    out = rank_swapping(df, numeric=["x"], p=20, seed=3).data
+    assert out["x"].dtype == pl.Int64
+    assert sorted(out["x"].to_list()) == values
+
+
+def test_nan_kept_as_nan() -> None:
+    df = pl.DataFrame({"x": [1.0, float("nan"), 3.0, 4.0, None, 6.0]})
+    out = rank_swapping(df, numeric=["x"], p=50, seed=2).data
+    assert out["x"].is_nan().fill_null(False).to_list() == [False, True, False, False, False, False]
+    assert out["x"].is_null().to_list() == [False, False, False, False, True, False]

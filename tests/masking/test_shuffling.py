@@ -49,3 +49,17 @@ def test_errors() -> None:
         shuffle(df, numeric=["a"], predictors=["k"])
     with pytest.raises(ColumnError, match="both shuffled and a predictor"):
         shuffle(df, numeric=["a"], predictors=["a"])
+
+
+def test_large_integers_and_missing_category() -> None:
+    rng = np.random.default_rng(5)
+    n = 60
+    y = [2**60 + int(v) for v in rng.integers(0, 1000, n)]
+    g = pl.Series([None if i % 7 == 0 else ("a" if i % 2 else "b") for i in range(n)],
+                  dtype=pl.String)  # fmt: skip
+    df = pl.DataFrame({"y": y, "g": g})
+    out = shuffle(df, numeric=["y"], predictors=["g"], seed=1).data
+    assert sorted(out["y"].to_list()) == sorted(y)
+    with pytest.raises(DataError, match="missing for every record"):
+        shuffle(df.with_columns(z=pl.lit(None, dtype=pl.Float64)), numeric=["y"],
+                predictors=["z"])  # fmt: skip

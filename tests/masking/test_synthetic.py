@@ -85,3 +85,14 @@ def test_errors(demo) -> None:
         Synthesizer().generate()
     with pytest.raises(ParameterError, match="visit_sequence"):
         Synthesizer(synthesize=["sex"], visit_sequence=["region"]).fit(demo, keys=KEYS)
+
+
+def test_predictor_levels_are_those_of_the_fit() -> None:
+    region = ["b"] * 195 + ["c"] * 200 + ["a"] * 5
+    y = [100.0] * 195 + [200.0] * 200 + [0.0] * 5
+    df = pl.DataFrame({"region": region, "y": y})
+    syn = Synthesizer(synthesize=["y"], seed=1).fit(df, keys=["region"])
+    out = syn.generate(n=300, seed=3)[0]
+    means = dict(out.group_by("region").agg(pl.col("y").mean()).iter_rows())
+    assert means["b"] == pytest.approx(100.0)
+    assert means["c"] == pytest.approx(200.0)

@@ -61,3 +61,13 @@ def test_pram_entropy_bounds() -> None:
     uniform = np.full((3, 3), 1 / 3)
     pi = np.array([1, 2, 3]) / 6
     assert pram_entropy(uniform, [1, 2, 3]) == pytest.approx(-np.sum(pi * np.log(pi)))
+
+
+def test_float_and_integer_versions_compare_equal() -> None:
+    import pandas as pd
+
+    x = pd.DataFrame({"r": [1.0, 2.0, float("nan"), 2.0]})
+    y = pl.DataFrame({"r": [1, 2, None, 2]})
+    res = categorical_loss(x, y, variables=["r"])
+    assert res.per_variable["share_changed"][0] == 0
+    assert res.per_variable["hellinger"][0] == 0

@@ -89,3 +89,12 @@ def test_properties(seed: int, scale: float) -> None:
     assert res2.sse_sst == pytest.approx(res.sse_sst)
     assert res2.il1s == pytest.approx(res.il1s)
     assert res2.mean_variation == pytest.approx(res.mean_variation)
+
+
+def test_constant_variable_has_no_size_corrected_loss() -> None:
+    x = pl.DataFrame({"a": [1.0, 1.0, 1.0, 1.0], "b": [1.0, 2.0, 3.0, 4.0]})
+    y = pl.DataFrame({"a": [1.0, 2.0, 1.0, 1.0], "b": [1.0, 2.0, 3.0, 5.0]})
+    res = continuous_loss(x, y, numeric=["a", "b"])
+    assert np.isfinite(res.il1s)
+    assert np.isnan(res.per_variable["il1s"][0])
+    assert np.isnan(res.per_variable["variance_ratio"][0])

@@ -38,3 +38,13 @@ def test_bad_formula() -> None:
         regression_comparison(df, df, "y x")
     with pytest.raises(ParameterError, match="could not be fitted"):
         regression_comparison(df, df, "y ~ nope")
+
+
+def test_linear_intervals_use_t_quantiles() -> None:
+    import statsmodels.formula.api as smf
+
+    x = pl.DataFrame({"y": [1.0, 2.1, 2.9, 4.2, 5.1], "x": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    res = regression_comparison(x, x, "y ~ x")
+    ols = smf.ols("y ~ x", data=x.to_pandas()).fit().conf_int()
+    assert res.coefficients["lower_original"][1] == pytest.approx(ols.loc["x", 0])
+    assert res.coefficients["upper_original"][1] == pytest.approx(ols.loc["x", 1])

@@ -364,12 +364,18 @@ class Pram(ProtectionMethod):
             updates = []
             for c in cols:
                 levels = encoded[c][1]
+                if len(levels) == 0:  # missing for every record: nothing to PRAM
+                    continue
                 new = codes_by_var[c]
-                values = levels.gather(pl.Series(np.where(new >= 0, new, 0))).alias(c)
-                missing = np.flatnonzero(new < 0)
-                if len(missing):
-                    values = values.scatter(missing, None)
-                updates.append(values.cast(md.frame.schema[c], strict=False))
+                original = md.frame.get_column(c)
+                drawn = levels.gather(pl.Series(np.where(new >= 0, new, 0))).alias(c)
+                drawn = drawn.cast(original.dtype, strict=False)
+                # missing values (null or NaN) are kept exactly as the caller had them
+                updates.append(
+                    pl.select(
+                        pl.when(pl.Series(new >= 0)).then(drawn).otherwise(original).alias(c)
+                    ).to_series()
+                )
             return md.frame.with_columns(updates)
 
         frame = build(new_codes)

@@ -97,6 +97,7 @@ def _swap_ranks(
 
 def _swap_variable(
     values: np.ndarray,
+    missing: np.ndarray,
     method: str,
     p: float | None,
     r0: float | None,
@@ -107,7 +108,7 @@ def _swap_variable(
 ) -> tuple[np.ndarray, int, int]:
     """Swapped values of one variable (missing values stay), the window and swaps made."""
     out = values.copy()
-    valid = np.flatnonzero(np.isfinite(values))
+    valid = np.flatnonzero(~missing)
     n = len(valid)
     if n < 2:
         return out, 0, 0
@@ -122,12 +123,13 @@ def _swap_variable(
         n_top = int(np.floor(n * top / 100.0))
         n_bottom = int(np.floor(n * bottom / 100.0))
         free = np.ones(n, dtype=np.bool_)
+        free[:n_top] = False
+        free[n - n_bottom :] = False
+        sorted_values = sorted_values.astype(np.float64)
         if n_top:
             sorted_values[:n_top] = sorted_values[:n_top].mean()
-            free[:n_top] = False
         if n_bottom:
             sorted_values[n - n_bottom :] = sorted_values[n - n_bottom :].mean()
-            free[n - n_bottom :] = False
         middle = sorted_values[free]
         n_mid = len(middle)
         if n_mid >= 2:
@@ -143,6 +145,8 @@ def _swap_variable(
             window = 0
     uniforms = rng.random(n)
     partner = _swap_ranks(order, free, window, uniforms)
+    if sorted_values.dtype != out.dtype:
+        out = out.astype(sorted_values.dtype)
     out[order] = sorted_values[partner]
     return out, window, int(np.count_nonzero(partner != np.arange(n)))
 
@@ -218,13 +222,18 @@ class RankSwapping(ProtectionMethod):
         updates, windows, swaps = [], {}, {}
         for c in self._variables(md):
             series = md.frame.get_column(c)
-            values = series.cast(pl.Float64).fill_null(np.nan).to_numpy().copy()
+            missing = series.is_null().to_numpy()
+            if series.dtype.is_float():
+                missing |= series.is_nan().fill_null(False).to_numpy()
+            # values in their own type: integers are swapped exactly, never through floats
+            values = series.fill_null(0).to_numpy(allow_copy=True).copy()
             new, windows[c], swaps[c] = _swap_variable(
-                values, self.method, p, r0, k0, top, bottom, rng
+                values, missing, self.method, p, r0, k0, top, bottom, rng
             )
-            out = pl.Series(c, new).fill_nan(None)
-            if series.dtype.is_integer() and self.method == "classic":
-                out = out.cast(series.dtype)
+            out = pl.Series(c, new)
+            if missing.any():  # keep null or NaN exactly as the caller had it
+                idx = np.flatnonzero(missing)
+                out = out.cast(series.dtype).scatter(idx, series.gather(idx))
             updates.append(out)
         frame = md.frame.with_columns(updates)
         details = {"window": windows, "swapped_values": swaps}

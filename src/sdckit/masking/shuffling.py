@@ -32,13 +32,21 @@ def _design(md: Microdata, predictors: Sequence[str]) -> np.ndarray:
         s = md.frame.get_column(c)
         if s.dtype.is_numeric() and c not in md.keys:
             v = s.cast(pl.Float64).to_numpy()
-            if np.isnan(v).any():
-                v = np.where(np.isnan(v), np.nanmean(v), v)
+            missing = np.isnan(v)
+            if missing.all():
+                raise DataError(
+                    f"The predictor {c!r} is missing for every record; drop it from the predictors."
+                )
+            if missing.any():  # mean imputation plus an indicator of the imputed records
+                v = np.where(missing, np.nanmean(v), v)
+                cols.append(missing.astype(np.float64))
             cols.append(v)
         else:
             codes, levels = encode_column(s)
             for level in range(1, len(levels)):  # first level is the reference
                 cols.append((codes == level).astype(np.float64))
+            if (codes < 0).any():  # missing is a category of its own, not the reference
+                cols.append((codes < 0).astype(np.float64))
     return np.column_stack(cols)
 
 
@@ -105,8 +113,9 @@ class Shuffling(ProtectionMethod):
         updates = []
         for j, c in enumerate(ys):
             ranks = np.argsort(np.argsort(y_star[:, j], kind="stable"), kind="stable")
-            new = np.sort(y[:, j])[ranks]
-            updates.append(pl.Series(c, new).cast(md.frame.schema[c]))
+            # the original values in their own type (exact for large integers), by rank
+            ordered = md.frame.get_column(c).sort()
+            updates.append(ordered.gather(pl.Series(ranks)).alias(c))
         frame = md.frame.with_columns(updates)
         details = {"coefficients": beta, "residual_covariance": cov, "predictors": xs}
         return Protected.from_frames(md, frame, self, details=details)

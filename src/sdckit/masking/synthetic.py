@@ -102,6 +102,7 @@ class Synthesizer:
         self.seed = seed
         self._models: list[_VariableModel] = []
         self._md: Microdata | None = None
+        self._predictor_levels: dict[str, list[Any]] = {}
 
     # ------------------------------------------------------------------ fitting
     def _sequence(self, md: Microdata) -> tuple[list[str], list[str]]:
@@ -125,13 +126,22 @@ class Synthesizer:
         return order, kept
 
     def _features(self, frame: pl.DataFrame, cols: list[str], md: Microdata) -> np.ndarray:
+        """Predictor matrix; categories are coded with the levels seen when fitting."""
         if not cols:
             return np.zeros((frame.height, 0))
         parts = []
         for c in cols:
             s = frame.get_column(c)
             if _is_categorical(md, c):
-                parts.append(encode_column(s.cast(pl.String))[0].astype(np.float64)[:, None])
+                if c not in self._predictor_levels:
+                    self._predictor_levels[c] = encode_column(
+                        md.frame.get_column(c).cast(pl.String)
+                    )[1].to_list()
+                levels = self._predictor_levels[c]
+                codes = s.cast(pl.String).replace_strict(
+                    levels, list(range(len(levels))), default=-1, return_dtype=pl.Int64
+                )
+                parts.append(codes.to_numpy().astype(np.float64)[:, None])
             else:
                 v = s.cast(pl.Float64).to_numpy()
                 parts.append(np.where(np.isnan(v), -1e300, v)[:, None])
@@ -149,6 +159,7 @@ class Synthesizer:
         order, kept = self._sequence(md)
         self._md, self._order, self._kept = md, order, kept
         self._models = []
+        self._predictor_levels = {}
         frame = md.frame
         for j, c in enumerate(order):
             predictors = kept + order[:j]
@@ -254,9 +265,12 @@ class Synthesizer:
         md = self._check_fitted()
         n = md.n_records if n is None else check_int(n, "n", minimum=1)
         copies = check_int(copies, "copies", minimum=1)
-        rng = check_seed(self.seed if seed is None else seed)
-        if seed is None and not isinstance(self.seed, np.random.Generator):
-            rng = np.random.default_rng([0 if self.seed is None else int(self.seed), 1])
+        if seed is not None:
+            rng = check_seed(seed)
+        elif self.seed is None or isinstance(self.seed, np.random.Generator):
+            rng = check_seed(self.seed)  # fresh entropy, or the caller's generator
+        else:  # an int seed: every call gives the same copies
+            rng = np.random.default_rng([int(self.seed), 1])
         return [self._generate_one(n, rng) for _ in range(copies)]
 
     def save(self, path: str | os.PathLike[str]) -> Path:

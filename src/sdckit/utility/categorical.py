@@ -182,9 +182,25 @@ class CategoricalLossResult:
         return Summary("Information loss: categorical variables", rows)
 
 
+def _comparable(s: pl.Series) -> pl.Series:
+    """A float column whose values are whole numbers becomes Int64 (1.0 and 1 compare equal)."""
+    if s.dtype.is_float():
+        finite = s.fill_nan(None)
+        values = finite.drop_nulls()
+        if len(values) == 0 or bool((values == values.round(0)).all()):
+            return finite.cast(pl.Int64, strict=False)
+        return finite
+    return s
+
+
 def _joint_codes(a: pl.Series, b: pl.Series) -> tuple[np.ndarray, np.ndarray, int]:
     """Codes of two versions of a variable on a common set of levels (missing = -1)."""
-    both = pl.concat([a.cast(pl.String), b.cast(pl.String)])
+    a, b = _comparable(a), _comparable(b)
+    if a.dtype.is_numeric() and b.dtype.is_numeric():
+        common = pl.Float64 if (a.dtype.is_float() or b.dtype.is_float()) else pl.Int64
+        both = pl.concat([a.cast(common), b.cast(common)])
+    else:
+        both = pl.concat([a.cast(pl.String), b.cast(pl.String)])
     codes, levels = encode_column(both)
     return codes[: len(a)], codes[len(a) :], len(levels)
 

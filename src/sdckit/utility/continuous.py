@@ -32,6 +32,14 @@ def _correlation(cov: np.ndarray) -> np.ndarray:
         return cov / np.outer(sd, sd)
 
 
+def _column_means(values: np.ndarray) -> np.ndarray:
+    """Column means ignoring NaN; NaN for a column without finite values."""
+    finite = np.isfinite(values)
+    counts = finite.sum(axis=0)
+    sums = np.where(finite, values, 0.0).sum(axis=0)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
 def _mean_relative(a: np.ndarray, b: np.ndarray) -> float:
     """Mean of |a - b| / |a| over the entries with a != 0 (NaN if there are none)."""
     a, b = np.ravel(a), np.ravel(b)
@@ -54,7 +62,8 @@ class ContinuousLossResult:
         Mean of ``|x - x'| / |x|`` over the values with ``x != 0``.
     il1s : float
         Size-corrected loss ``(1/(n p)) sum |x - x'| / (sqrt(2) S_j)``; ``il1s_sum`` is the
-        unnormalised sum (sdcMicro's current ``dUtility(method="IL1s")``).
+        unnormalised sum (sdcMicro's current ``dUtility(method="IL1s")``).  Constant
+        variables (``S_j = 0``) are left out of both (their per-variable value is NaN).
     sse_sst : float
         ``100 * sum ||z - z'||^2 / sum ||z - mean(z)||^2`` on the original's z-scores (percent).
     mean_variation_means, mean_variation_variances, mean_variation_covariances,
@@ -174,10 +183,11 @@ def continuous_loss(
         rel = np.where(valid & (x != 0), absdiff / np.abs(x), np.nan)
     mean_variation = float(np.nanmean(rel))
     sd = np.array([np.nanstd(x[valid[:, j], j], ddof=1) for j in range(x.shape[1])])
+    sd = np.where(sd > 0, sd, np.nan)  # a constant variable has no size-corrected loss
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = absdiff / (np.sqrt(2.0) * sd)
     il1s_sum = float(np.nansum(scaled))
-    il1s = il1s_sum / int(valid.sum())
+    il1s = il1s_sum / max(int(np.isfinite(scaled).sum()), 1)
     xm, ym = x[complete], y[complete]
     wc = None if w is None else w[complete]
     mean_x, cov_x = _weighted_mean_cov(xm, wc)
@@ -199,14 +209,16 @@ def continuous_loss(
         vy = linalg.eigh(np.nan_to_num(corr_y))[1][:, ::-1][:, :2]
         angles = np.degrees(linalg.subspace_angles(vx, vy))
     var_x, var_y = np.diag(cov_x), np.diag(cov_y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance_ratio = np.where(var_x > 0, var_y / var_x, np.nan)
     per_variable = pl.DataFrame(
         {
             "variable": list(cols),
             "mse": np.nanmean(diff**2, axis=0),
             "mae": np.nanmean(absdiff, axis=0),
             "mean_variation": np.nanmean(rel, axis=0),
-            "il1s": np.nanmean(scaled, axis=0),
-            "variance_ratio": var_y / var_x,
+            "il1s": _column_means(scaled),
+            "variance_ratio": variance_ratio,
             "bias": mean_y - mean_x,
             "relative_bias": (mean_y - mean_x) / np.where(mean_x != 0, np.abs(mean_x), np.nan),
         }

@@ -76,7 +76,8 @@ def _fit(frame: pl.DataFrame, formula: str, family: str, weight: str | None, alp
         kwargs["freq_weights"] = data[weight].to_numpy(dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = smf.glm(formula, data=data, family=fam, **kwargs).fit()
+        # linear: t quantiles with the residual degrees of freedom, as OLS
+        model = smf.glm(formula, data=data, family=fam, **kwargs).fit(use_t=family == "linear")
     ci = model.conf_int(alpha=alpha)
     return model.params, ci
 

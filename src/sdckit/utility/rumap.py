@@ -230,13 +230,16 @@ def ru_map(
     if not items:
         raise ParameterError("The R-U map needs at least one candidate method.")
     risk_fn, loss_fn = risk_measure(risk), loss_measure(loss)
+    seeds = list(seeds)
+    if not seeds:
+        raise ParameterError("The 'seeds' parameter needs at least one seed.")
     rows = [
         {
             "candidate": "original",
             "method": "none",
             "risk": float(risk_fn(md, md)),
             "risk_sd": 0.0,
-            "loss": 0.0,
+            "loss": float(loss_fn(md, md)),
             "loss_sd": 0.0,
             "replicates": 1,
         }
