@@ -17,6 +17,12 @@ from sdckit.masking.pram import (
     pram_estimate,
 )
 from sdckit.masking.rank_swapping import RankSwapping, rank_swapping
+from sdckit.masking.record_swapping import (
+    SwapTableLoss,
+    TargetedRecordSwapping,
+    swap_table_loss,
+    targeted_record_swapping,
+)
 from sdckit.masking.sampling import SubSample, subsample
 from sdckit.masking.shuffling import Shuffling, shuffle
 from sdckit.masking.synthetic import (
@@ -37,8 +43,10 @@ __all__ = [
     "RankSwapping",
     "Shuffling",
     "SubSample",
+    "SwapTableLoss",
     "Synthesis",
     "Synthesizer",
+    "TargetedRecordSwapping",
     "add_noise",
     "generate_transition",
     "invariant_transition",
@@ -50,5 +58,7 @@ __all__ = [
     "replicated_uniques",
     "shuffle",
     "subsample",
+    "swap_table_loss",
     "synthesize",
+    "targeted_record_swapping",
 ]

@@ -160,27 +160,30 @@ def _wildcard_counts(
     for p in patterns:
         p = int(p)
         left = members[p]
+        # Right-hand patterns with the same union of missing positions are compared on the
+        # same observed keys: one grouping serves them all.
+        by_union: dict[int, list[tuple[np.ndarray, float]]] = {}
         for q in patterns:
             q = int(q)
-            if q == p:
-                continue
-            right = members[q]
             factor = 1.0 if (q == 0 and p != 0) else alpha
-            if factor == 0.0:
+            if q == p or factor == 0.0:
                 continue
-            on = [j for j in range(m) if not ((p | q) >> j) & 1]
+            by_union.setdefault(p | q, []).append((members[q], factor))
+        for union, parts in by_union.items():
+            right = np.concatenate([r for r, _ in parts])
+            scale = np.concatenate([np.full(len(r), f) for r, f in parts])
+            right_c, right_w = scale * g_count[right], scale * g_weight[right]
+            on = [j for j in range(m) if not (union >> j) & 1]
             if not on:
-                fk[left] += factor * g_count[right].sum()
-                fw[left] += factor * g_weight[right].sum()
+                fk[left] += right_c.sum()
+                fw[left] += right_w.sum()
                 continue
             both = np.concatenate([left, right])
             key, bound = combine_codes(rep[both], on)
             ids, n_ids = factorize(key, bound)
             lid, rid = ids[: len(left)], ids[len(left) :]
-            sum_c = np.bincount(rid, g_count[right], minlength=n_ids)
-            sum_w = np.bincount(rid, g_weight[right], minlength=n_ids)
-            fk[left] += factor * sum_c[lid]
-            fw[left] += factor * sum_w[lid]
+            fk[left] += np.bincount(rid, right_c, minlength=n_ids)[lid]
+            fw[left] += np.bincount(rid, right_w, minlength=n_ids)[lid]
     return fk[gid], fw[gid], gid
 
 
