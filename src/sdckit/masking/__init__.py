@@ -7,6 +7,12 @@ protected data in the caller's frame type, row order and index, and a record of 
 
 from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.masking.marginal_swap import MarginalPreservingSwap, marginal_swap
+from sdckit.masking.microaggregation import (
+    Microaggregation,
+    information_loss_lower_bound,
+    information_loss_sse,
+    microaggregation,
+)
 from sdckit.masking.noise import AddNoise, add_noise
 from sdckit.masking.pram import (
     Pram,
@@ -36,6 +42,7 @@ from sdckit.masking.synthetic import (
 __all__ = [
     "AddNoise",
     "MarginalPreservingSwap",
+    "Microaggregation",
     "Pram",
     "PramEstimate",
     "Protected",
@@ -49,8 +56,11 @@ __all__ = [
     "TargetedRecordSwapping",
     "add_noise",
     "generate_transition",
+    "information_loss_lower_bound",
+    "information_loss_sse",
     "invariant_transition",
     "marginal_swap",
+    "microaggregation",
     "pram",
     "pram_estimate",
     "propensity_mse",

@@ -1,16 +1,17 @@
-"""Numba kernels of microaggregation: MDAV and optimal univariate (Hansen-Mukherjee).
+"""Numba kernel of MDAV microaggregation (methods.md M6.1).
 
-methods.md M6.1 and M6.3.  The kernels take standardised data and return group labels; the
+The kernel takes standardised data and returns group labels; the
 public API (standardisation, strata, aggregation, results) is in
 :mod:`sdckit.masking.microaggregation`.
 
 MDAV keeps the remaining records in a column-major ``(p, m)`` array and removes a group by
 swapping its records with the last active ones, so that every distance pass runs over contiguous
-memory and vectorises.  Ties in an argmax or argmin go to the record with the lowest original
-index, which makes the partition independent of the storage order.  The search for the record
-farthest from the centroid of the remaining records is pruned with the triangle inequality
-around a pivot (an earlier centroid): only records whose distance bound can beat the current best
-are measured exactly.
+memory and vectorises.  The passes run in float32 (half the memory traffic); one scan keeps the
+few smallest and largest float32 distances, and every decision is taken on exact float64
+distances among the records that the float32 error bound cannot exclude (a full scan when the
+short lists do not settle it).  Ties in an argmax or argmin go to the record with the lowest
+original index, which makes the partition independent of the storage order and equal to a plain
+float64 implementation (tests compare with one).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["mdav_labels", "optimal_univariate_labels", "optimal_univariate_sse"]
+__all__ = ["mdav_labels"]
 
 
 @njit(cache=True)
@@ -33,6 +34,43 @@ def _sqdist_pass(zt: np.ndarray, m: int, q: np.ndarray, d: np.ndarray) -> None:
         for i in range(m):
             t = row[i] - qj
             d[i] += t * t
+
+
+@njit(cache=True)
+def _sqdist_pass32(zt: np.ndarray, m: int, q: np.ndarray, d: np.ndarray) -> None:
+    """Float32 screening distances: four coordinates per sweep (less traffic on ``d``)."""
+    p = zt.shape[0]
+    j = 0
+    first = True
+    while j < p:
+        if p - j >= 4:
+            r0, r1, r2, r3 = zt[j], zt[j + 1], zt[j + 2], zt[j + 3]
+            q0, q1, q2, q3 = q[j], q[j + 1], q[j + 2], q[j + 3]
+            for i in range(m):
+                a = r0[i] - q0
+                b = r1[i] - q1
+                c = r2[i] - q2
+                e = r3[i] - q3
+                v = (a * a + b * b) + (c * c + e * e)
+                d[i] = v if first else d[i] + v
+            j += 4
+        elif p - j >= 2:
+            r0, r1 = zt[j], zt[j + 1]
+            q0, q1 = q[j], q[j + 1]
+            for i in range(m):
+                a = r0[i] - q0
+                b = r1[i] - q1
+                v = a * a + b * b
+                d[i] = v if first else d[i] + v
+            j += 2
+        else:
+            r0 = zt[j]
+            q0 = q[j]
+            for i in range(m):
+                a = r0[i] - q0
+                d[i] = a * a if first else d[i] + a * a
+            j += 1
+        first = False
 
 
 @njit(cache=True)
@@ -86,85 +124,252 @@ def _k_smallest(d: np.ndarray, m: int, idx: np.ndarray, k: int, out: np.ndarray)
 def _remove(
     positions: np.ndarray,
     zt: np.ndarray,
+    zt32: np.ndarray,
     idx: np.ndarray,
-    dc: np.ndarray,
     m: int,
     labels: np.ndarray,
     label: int,
     colsum: np.ndarray,
 ) -> int:
     """Label and remove the records at ``positions``; return the new active count."""
-    pos_sorted = np.sort(positions)[::-1]
     p = zt.shape[0]
+    orig = np.empty(positions.shape[0], dtype=np.int64)
+    for t in range(positions.shape[0]):
+        orig[t] = idx[positions[t]]
+    order = np.argsort(orig)
+    for t in range(positions.shape[0]):  # in original index order (same sums in every kernel)
+        i = positions[order[t]]
+        for j in range(p):
+            colsum[j] -= zt[j, i]
+    pos_sorted = np.sort(positions)[::-1]
     for t in range(pos_sorted.shape[0]):
         i = pos_sorted[t]
         labels[idx[i]] = label
-        for j in range(p):
-            colsum[j] -= zt[j, i]
         last = m - 1
         if i != last:
             for j in range(p):
                 zt[j, i] = zt[j, last]
+                zt32[j, i] = zt32[j, last]
             idx[i] = idx[last]
-            dc[i] = dc[last]
         m -= 1
     return m
 
 
 @njit(cache=True)
-def _farthest_from_centroid(
+def _argmax_exact(
     zt: np.ndarray,
     idx: np.ndarray,
-    dc: np.ndarray,
     m: int,
-    colsum: np.ndarray,
-    pivot: np.ndarray,
-    d: np.ndarray,
+    q: np.ndarray,
+    d32: np.ndarray,
+    eps: float,
 ) -> int:
-    """Active position farthest from the centroid (pruned by the pivot bound ``dc``)."""
-    p = zt.shape[0]
-    c = colsum / m
-    drift = 0.0
-    for j in range(p):
-        t = c[j] - pivot[j]
-        drift += t * t
-    drift = np.sqrt(drift)
-    # start from the record farthest from the pivot
-    start = 0
+    """Exact farthest record from ``q`` among those the float32 distances cannot exclude."""
+    top = d32[0]
     for i in range(1, m):
-        if dc[i] > dc[start]:
-            start = i
-    best = start
-    best_d = _sqdist_one(zt, start, c)
-    bound = np.sqrt(best_d) * (1.0 - 1e-9) - 1e-12
-    n_exact = 0
+        if d32[i] > top:
+            top = d32[i]
+    thr = top - 2.0 * eps
+    best = -1
+    best_d = -1.0
     for i in range(m):
-        if dc[i] + drift < bound or i == start:
+        if d32[i] < thr:
             continue
-        n_exact += 1
-        e = _sqdist_one(zt, i, c)
+        e = _sqdist_one(zt, i, q)
         if e > best_d or (e == best_d and idx[i] < idx[best]):
             best = i
             best_d = e
-            bound = np.sqrt(best_d) * (1.0 - 1e-9) - 1e-12
-    if n_exact * 8 > m:  # the bound has become weak: move the pivot to the centroid
-        _sqdist_pass(zt, m, c, d)
-        for i in range(m):
-            dc[i] = np.sqrt(d[i])
-        for j in range(p):
-            pivot[j] = c[j]
     return best
 
 
 @njit(cache=True)
 def _group_around(
-    zt: np.ndarray, idx: np.ndarray, m: int, centre: int, k: int, d: np.ndarray, out: np.ndarray
+    zt: np.ndarray,
+    idx: np.ndarray,
+    m: int,
+    centre: int,
+    q: np.ndarray,
+    k: int,
+    d32: np.ndarray,
+    eps: float,
+    buf_d: np.ndarray,
+    buf_i: np.ndarray,
+    out: np.ndarray,
 ) -> None:
-    """``centre`` and its k-1 nearest active records (``d`` must hold distances to it)."""
-    saved = d[centre]
-    d[centre] = -1.0
-    _k_smallest(d, m, idx, k, out)
-    d[centre] = saved
+    """``centre`` and its k-1 nearest active records, in ``out``.
+
+    ``d32`` holds float32 distances to ``q`` (the centre's coordinates), exact within ``eps``:
+    the (k-1)-th smallest of them bounds the candidates, which are then ranked exactly.
+    """
+    out[0] = centre
+    if k == 1:
+        return
+    saved = d32[centre]
+    d32[centre] = -1.0
+    _k_smallest(d32, m, idx, k, out)
+    thr = d32[out[k - 1]] + 2.0 * eps
+    d32[centre] = saved
+    count = 0
+    for i in range(m):
+        if i != centre and d32[i] <= thr:
+            buf_d[count] = _sqdist_one(zt, i, q)
+            buf_i[count] = idx[i]  # rank by original index on ties
+            count += 1
+    sel = np.empty(k - 1, dtype=np.int64)
+    _k_smallest(buf_d, count, buf_i, k - 1, sel)
+    # map the chosen candidates back to positions
+    for i in range(m):
+        if i != centre and d32[i] <= thr:
+            for u in range(k - 1):
+                if buf_i[sel[u]] == idx[i]:
+                    out[u + 1] = i
+
+
+@njit(cache=True)
+def _eps(zt: np.ndarray, max_norm2: float, q: np.ndarray) -> float:
+    """Bound on |float32 distance - float64 distance| for queries at ``q``."""
+    p = zt.shape[0]
+    qn = 0.0
+    for j in range(p):
+        qn += q[j] * q[j]
+    return 2.0**-20 * (4.0 + 2.0 * p) * (max_norm2 + qn)
+
+
+@njit(cache=True)
+def _extremes(
+    d32: np.ndarray,
+    m: int,
+    low_pos: np.ndarray,
+    low_val: np.ndarray,
+    high_pos: np.ndarray,
+    high_val: np.ndarray,
+) -> None:
+    """One scan: the ``len(low_pos)`` smallest and ``len(high_pos)`` largest of ``d32[:m]``.
+
+    Lists are sorted (ascending / descending); unused slots hold +inf / -inf and -1.  Blocks
+    of 64 values are first tested as a whole (a vectorised count), most are skipped.
+    """
+    n_low = low_pos.shape[0]
+    n_high = high_pos.shape[0]
+    low_val[:] = np.inf
+    low_pos[:] = -1
+    high_val[:] = -np.inf
+    high_pos[:] = -1
+    lo_thr = np.float32(np.inf) if n_low > 0 else np.float32(-np.inf)
+    hi_thr = np.float32(-np.inf) if n_high > 0 else np.float32(np.inf)
+    for start in range(0, m, 64):
+        end = min(start + 64, m)
+        hit = 0
+        for i in range(start, end):
+            v = d32[i]
+            hit += (v < lo_thr) | (v > hi_thr)
+        if hit == 0:
+            continue
+        for i in range(start, end):
+            v = d32[i]
+            if v < lo_thr:
+                t = n_low - 1
+                while t > 0 and low_val[t - 1] > v:
+                    low_val[t] = low_val[t - 1]
+                    low_pos[t] = low_pos[t - 1]
+                    t -= 1
+                low_val[t] = v
+                low_pos[t] = i
+                lo_thr = low_val[n_low - 1]
+            if v > hi_thr:
+                t = n_high - 1
+                while t > 0 and high_val[t - 1] < v:
+                    high_val[t] = high_val[t - 1]
+                    high_pos[t] = high_pos[t - 1]
+                    t -= 1
+                high_val[t] = v
+                high_pos[t] = i
+                hi_thr = high_val[n_high - 1]
+
+
+@njit(cache=True)
+def _farthest_fast(
+    zt: np.ndarray,
+    idx: np.ndarray,
+    m: int,
+    q: np.ndarray,
+    d32: np.ndarray,
+    eps: float,
+    high_pos: np.ndarray,
+    high_val: np.ndarray,
+) -> int:
+    """Exact farthest record from ``q``, from the float32 top list (full scan if needed)."""
+    n_high = high_pos.shape[0]
+    thr = high_val[0] - 2.0 * eps
+    if high_pos[n_high - 1] >= 0 and high_val[n_high - 1] >= thr:
+        return _argmax_exact(zt, idx, m, q, d32, eps)
+    best = -1
+    best_d = -1.0
+    for t in range(n_high):
+        i = high_pos[t]
+        if i < 0 or high_val[t] < thr:
+            break
+        e = _sqdist_one(zt, i, q)
+        if e > best_d or (e == best_d and idx[i] < idx[best]):
+            best = i
+            best_d = e
+    return best
+
+
+@njit(cache=True)
+def _group_fast(
+    zt: np.ndarray,
+    idx: np.ndarray,
+    m: int,
+    centre: int,
+    q: np.ndarray,
+    k: int,
+    d32: np.ndarray,
+    eps: float,
+    low_pos: np.ndarray,
+    low_val: np.ndarray,
+    buf_d: np.ndarray,
+    buf_i: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``centre`` and its k-1 nearest records, from the float32 low list (full scan if needed)."""
+    out[0] = centre
+    if k == 1:
+        return
+    n_low = low_pos.shape[0]
+    # the (k-1)-th smallest value among the others
+    seen = 0
+    thr = np.inf
+    for t in range(n_low):
+        if low_pos[t] < 0:
+            break
+        if low_pos[t] == centre:
+            continue
+        seen += 1
+        if seen == k - 1:
+            thr = low_val[t] + 2.0 * eps
+            break
+    if seen < k - 1 or (low_pos[n_low - 1] >= 0 and low_val[n_low - 1] <= thr):
+        _group_around(zt, idx, m, centre, q, k, d32, eps, buf_d, buf_i, out)
+        return
+    count = 0
+    for t in range(n_low):
+        i = low_pos[t]
+        if i < 0 or low_val[t] > thr:
+            break
+        if i == centre:
+            continue
+        buf_d[count] = _sqdist_one(zt, i, q)
+        buf_i[count] = idx[i]
+        count += 1
+    sel = np.empty(k - 1, dtype=np.int64)
+    _k_smallest(buf_d, count, buf_i, k - 1, sel)
+    for u in range(k - 1):
+        orig = buf_i[sel[u]]
+        for t in range(n_low):
+            if low_pos[t] >= 0 and idx[low_pos[t]] == orig:
+                out[u + 1] = low_pos[t]
+                break
 
 
 @njit(cache=True)
@@ -172,7 +377,9 @@ def mdav_labels(z: np.ndarray, k: int) -> np.ndarray:
     """MDAV group labels (0, 1, ... in order of formation) of the rows of ``z`` (n, p).
 
     ``z`` should already be standardised.  Groups have exactly ``k`` records except the last,
-    which has ``k .. 2k-1`` (or all records when ``n < 2k``).
+    which has ``k .. 2k-1`` (or all records when ``n < 2k``).  Distance passes run in float32
+    (half the memory traffic); every decision is then taken on exact float64 distances among
+    the records the float32 values cannot exclude, so the result is that of float64 MDAV.
     """
     n, p = z.shape
     labels = np.full(n, -1, dtype=np.int64)
@@ -180,43 +387,70 @@ def mdav_labels(z: np.ndarray, k: int) -> np.ndarray:
         labels[:] = 0
         return labels
     zt = np.ascontiguousarray(z.T).copy()
+    zt32 = zt.astype(np.float32)
     idx = np.arange(n)
     d = np.empty(n)
+    d32 = np.empty(n, dtype=np.float32)
+    buf_d = np.empty(n)
+    buf_i = np.empty(n, dtype=np.int64)
+    max_norm2 = 0.0
+    for i in range(n):
+        s = 0.0
+        for j in range(p):
+            s += z[i, j] * z[i, j]
+        if s > max_norm2:
+            max_norm2 = s
     colsum = np.zeros(p)
     for j in range(p):
         s = 0.0
         for i in range(n):
             s += zt[j, i]
         colsum[j] = s
-    pivot = colsum / n
-    _sqdist_pass(zt, n, pivot, d)
-    dc = np.sqrt(d[:n])
     grp = np.empty(k, dtype=np.int64)
     m = n
     label = 0
     q = np.empty(p)
+    q32 = np.empty(p, dtype=np.float32)
+    qs = np.empty(p)
+    low_pos = np.empty(k + 16, dtype=np.int64)
+    low_val = np.empty(k + 16, dtype=np.float32)
+    high_pos = np.empty(16, dtype=np.int64)
+    high_val = np.empty(16, dtype=np.float32)
+    no_pos = np.empty(0, dtype=np.int64)
+    no_val = np.empty(0, dtype=np.float32)
     while m >= 3 * k:
-        r = _farthest_from_centroid(zt, idx, dc, m, colsum, pivot, d)
+        c = colsum / m
+        for j in range(p):
+            q32[j] = c[j]
+        _sqdist_pass32(zt32, m, q32, d32)
+        _extremes(d32, m, no_pos, no_val, high_pos, high_val)
+        r = _farthest_fast(zt, idx, m, c, d32, _eps(zt, max_norm2, c), high_pos, high_val)
         for j in range(p):
             q[j] = zt[j, r]
-        _sqdist_pass(zt, m, q, d)
-        s = _argmax_tie_low(d, m, idx)
+            q32[j] = zt32[j, r]
+        eps = _eps(zt, max_norm2, q)
+        _sqdist_pass32(zt32, m, q32, d32)
+        _extremes(d32, m, low_pos, low_val, high_pos, high_val)
+        s = _farthest_fast(zt, idx, m, q, d32, eps, high_pos, high_val)
         s_orig = idx[s]
         for j in range(p):  # keep s's coordinates: its position may change on removal
-            q[j] = zt[j, s]
-        _group_around(zt, idx, m, r, k, d, grp)
-        m = _remove(grp, zt, idx, dc, m, labels, label, colsum)
+            qs[j] = zt[j, s]
+            q32[j] = zt32[j, s]
+        _group_fast(zt, idx, m, r, q, k, d32, eps, low_pos, low_val, buf_d, buf_i, grp)
+        m = _remove(grp, zt, zt32, idx, m, labels, label, colsum)
         label += 1
         if labels[s_orig] >= 0:  # degenerate data (s fell into the first group)
             continue
-        _sqdist_pass(zt, m, q, d)
+        eps = _eps(zt, max_norm2, qs)
+        _sqdist_pass32(zt32, m, q32, d32)
+        _extremes(d32, m, low_pos, low_val, no_pos, no_val)
         s_pos = -1
         for i in range(m):
             if idx[i] == s_orig:
                 s_pos = i
                 break
-        _group_around(zt, idx, m, s_pos, k, d, grp)
-        m = _remove(grp, zt, idx, dc, m, labels, label, colsum)
+        _group_fast(zt, idx, m, s_pos, qs, k, d32, eps, low_pos, low_val, buf_d, buf_i, grp)
+        m = _remove(grp, zt, zt32, idx, m, labels, label, colsum)
         label += 1
     if m >= 2 * k:
         c = colsum / m
@@ -224,81 +458,11 @@ def mdav_labels(z: np.ndarray, k: int) -> np.ndarray:
         r = _argmax_tie_low(d, m, idx)
         for j in range(p):
             q[j] = zt[j, r]
-        _sqdist_pass(zt, m, q, d)
-        _group_around(zt, idx, m, r, k, d, grp)
-        m = _remove(grp, zt, idx, dc, m, labels, label, colsum)
+            q32[j] = zt32[j, r]
+        _sqdist_pass32(zt32, m, q32, d32)
+        _group_around(zt, idx, m, r, q, k, d32, _eps(zt, max_norm2, q), buf_d, buf_i, grp)
+        m = _remove(grp, zt, zt32, idx, m, labels, label, colsum)
         label += 1
     for i in range(m):
         labels[idx[i]] = label
     return labels
-
-
-@njit(cache=True)
-def _optimal_univariate_sorted(x: np.ndarray, k: int) -> tuple[np.ndarray, float]:
-    """Hansen-Mukherjee on sorted ``x``: group start positions' labels and the optimal SSE."""
-    n = x.shape[0]
-    shift = 0.0
-    for i in range(n):
-        shift += x[i]
-    shift /= n
-    s1 = np.zeros(n + 1)
-    s2 = np.zeros(n + 1)
-    for i in range(n):
-        v = x[i] - shift
-        s1[i + 1] = s1[i] + v
-        s2[i + 1] = s2[i] + v * v
-    inf = np.inf
-    cost = np.full(n + 1, inf)
-    prev = np.full(n + 1, -1, dtype=np.int64)
-    cost[0] = 0.0
-    for j in range(k, n + 1):
-        lo = max(0, j - 2 * k + 1)
-        hi = j - k
-        best = inf
-        arg = -1
-        for i in range(lo, hi + 1):
-            if cost[i] == inf:
-                continue
-            cnt = j - i
-            a = s1[j] - s1[i]
-            sse = (s2[j] - s2[i]) - a * a / cnt
-            if sse < 0.0:
-                sse = 0.0
-            c = cost[i] + sse
-            if c < best:
-                best = c
-                arg = i
-        cost[j] = best
-        prev[j] = arg
-    labels_sorted = np.empty(n, dtype=np.int64)
-    # backtrack: groups numbered from the end, then renumbered in increasing order
-    j = n
-    g = 0
-    while j > 0:
-        i = prev[j]
-        for t in range(i, j):
-            labels_sorted[t] = g
-        g += 1
-        j = i
-    for t in range(n):
-        labels_sorted[t] = g - 1 - labels_sorted[t]
-    return labels_sorted, cost[n]
-
-
-def optimal_univariate_labels(x: np.ndarray, k: int) -> tuple[np.ndarray, float]:
-    """Optimal univariate k-partition of ``x`` (labels in input order, minimal SSE).
-
-    Requires ``len(x) >= k``.  Groups are contiguous in the sorted order and have ``k .. 2k-1``
-    records.  The SSE is the within-group sum of squares of ``x``.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, kind="stable")
-    labels_sorted, sse = _optimal_univariate_sorted(x[order], int(k))
-    labels = np.empty_like(labels_sorted)
-    labels[order] = labels_sorted
-    return labels, float(sse)
-
-
-def optimal_univariate_sse(x: np.ndarray, k: int) -> float:
-    """Minimal within-group sum of squares of a univariate k-partition of ``x``."""
-    return optimal_univariate_labels(x, k)[1]
