@@ -219,7 +219,9 @@ def _individual(
         gid = freq.group
         first = first_index(gid, freq.n_classes)
         per_class = benedetti_franconi_risk(
-            freq.fk[first], freq.Fk_hat[first], method  # type: ignore[arg-type]
+            freq.fk[first],
+            freq.Fk_hat[first],
+            method,  # type: ignore[arg-type]
         )
         risk = per_class[gid]
     else:
