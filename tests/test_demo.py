@@ -1,10 +1,12 @@
-"""``python -m sdckit.demo`` (make demo) runs and prints the key figures."""
+"""``python -m sdckit.demo`` (make demo): the risk figures, the protection job and its reports."""
 
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -12,12 +14,13 @@ from rich.console import Console
 from sdckit import Microdata
 from sdckit.datasets import DEMO_ROLES, load_demo
 from sdckit.demo import run_demo
-from sdckit.risk import household_risk
+from sdckit.io import read_data
+from sdckit.risk import frequencies, household_risk
 
 
-def test_demo_figures_match_the_api() -> None:
+def test_demo_figures_match_the_api(tmp_path: Path) -> None:
     buffer = io.StringIO()
-    figures = run_demo(Console(file=buffer, width=120))
+    figures = run_demo(Console(file=buffer, width=120), out_dir=tmp_path / "out")
     text = buffer.getvalue()
     md = Microdata(load_demo(), **DEMO_ROLES)
     hh = household_risk(md)
@@ -43,17 +46,43 @@ def test_demo_figures_match_the_api() -> None:
         "l-diversity of health_condition",
     ):
         assert needle in text, needle
+    # the protection job: target met (recomputed from the written file), R-U map, reports
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "demo_protected.parquet", "demo_report_external.html", "demo_report_internal.html",
+    ]  # fmt: skip
+    protected = read_data(out / "demo_protected.parquet")
+    assert protected.height == 50_000
+    fk = frequencies(protected, keys=DEMO_ROLES["keys"]).fk
+    assert fk.min() >= 3 and figures["protected_min_fk"] == fk.min()
+    assert figures["target_met"] is True
+    assert figures["ru_candidates"] == 9
+    internal = (out / "demo_report_internal.html").read_text(encoding="utf-8")
+    section = internal[internal.index('id="ru-map"') :]
+    section = section[: section.index("</section>")]
+    methods = re.findall(r"<tr><td>[^<]+</td><td class=\"num\">([^<]+)</td>", section)
+    assert sorted(set(methods) - {"none"}) == [
+        "global recoding", "local suppression", "risk-based local suppression",
+    ]  # fmt: skip
+    assert all(methods.count(m) == 3 for m in set(methods) - {"none"})
+    assert internal.count("data:image/png;base64,") >= 8
+    external = (out / "demo_report_external.html").read_text(encoding="utf-8")
+    assert "k = 3" in external or f"k = {int(fk.min())}" in external
+    assert "seed" not in external and "<img" not in external
+    assert "demo_report_internal.html" in text and "demo_report_external.html" in text
 
 
-def test_python_m_sdckit_demo_exits_cleanly() -> None:
+def test_python_m_sdckit_demo_exits_cleanly(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "sdckit.demo"],
+        [sys.executable, "-m", "sdckit.demo", "--risk-only"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr
     assert "sample uniques" in proc.stdout
     assert "expected re-identifications" in proc.stdout
     assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()  # --risk-only writes nothing

@@ -1,15 +1,25 @@
-"""``python -m sdckit.demo`` (``make demo``): a disclosure-risk assessment of the demo census.
+"""``python -m sdckit.demo`` (``make demo``): risk, protection and reports of the demo census.
 
 Loads the bundled synthetic file (50,000 persons in households, :func:`sdckit.datasets.load_demo`)
 and measures its disclosure risk with the suggested roles (:data:`sdckit.datasets.DEMO_ROLES`):
 frequencies and k-anonymity, individual (Benedetti-Franconi) and household risk, SUDA2 and
-l-diversity of the sensitive health condition.  It prints a readable summary and finishes in a
-few seconds.
+l-diversity of the sensitive health condition.  Then it runs the job file shipped with the
+package (``sdckit/demo_job.toml``, the same as ``sdckit protect``): global recoding of age
+and of rare countries of birth, PRAM of marital status, local suppression to 3-anonymity and
+microaggregation of income, checked against the target k = 3; an R-U map of three methods
+with three parameter values each; and it writes the protected file and the internal and
+external HTML reports into ``./out/``.
+
+``python -m sdckit.demo --out DIR`` writes elsewhere; ``--risk-only`` stops after the risk
+assessment.  The whole demo takes about a minute.
 """
 
 from __future__ import annotations
 
+import argparse
 import time
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +30,7 @@ from rich.table import Table
 
 from sdckit._results import format_value
 
-__all__ = ["main", "run_demo"]
+__all__ = ["main", "run_demo", "run_demo_protection"]
 
 
 def _table(title: str, rows: list[tuple[str, Any]], note: str | None = None) -> Table:
@@ -36,28 +46,35 @@ def _pct(part: float, whole: float) -> str:
     return f"{format_value(part)} ({100.0 * part / whole:.1f} %)"
 
 
-def run_demo(console: Console | None = None) -> dict[str, float]:
-    """Run the demo risk assessment, print it on ``console`` and return the key figures.
+def run_demo(
+    console: Console | None = None, *, out_dir: str | Path | None = "out", protect: bool = True
+) -> dict[str, Any]:
+    """Run the demo, print it on ``console`` and return the key figures.
 
     Parameters
     ----------
     console : rich.console.Console, optional
         Where to print (default: standard output).
+    out_dir : str or Path, default "out"
+        Directory for the protected file and the reports (created if needed).
+    protect : bool, default True
+        Run the protection job after the risk assessment (False: the risk assessment only).
 
     Returns
     -------
-    dict of str to float
+    dict
         ``records``, ``households``, ``sample_uniques``, ``violations_k2/k3/k5``,
         ``expected_reidentifications``, ``global_risk_pct``,
         ``household_expected_reidentifications``, ``suda_records_at_risk``,
-        ``l_distinct_below_2`` and ``seconds``.
+        ``l_distinct_below_2`` and ``seconds``; with ``protect`` also the entries of
+        :func:`run_demo_protection`.
 
     Examples
     --------
     >>> import io
     >>> from rich.console import Console
     >>> from sdckit.demo import run_demo
-    >>> figures = run_demo(Console(file=io.StringIO()))
+    >>> figures = run_demo(Console(file=io.StringIO()), protect=False)
     >>> int(figures["records"])
     50000
     """
@@ -192,10 +209,7 @@ def run_demo(console: Console | None = None) -> dict[str, float]:
             note=f"recursive (c, l)-diversity with c = {ldiv.c:g} is also computed",
         )
     )
-    seconds = time.perf_counter() - start
-    console.print(f"Done in {seconds:.1f} s.  Try it on your own file:")
-    console.print("  sdckit risk FILE.csv --keys a,b,c --weight w --out risk.csv", soft_wrap=True)
-    return {
+    figures: dict[str, Any] = {
         "records": float(n),
         "households": float(households),
         "sample_uniques": float(freq.sample_uniques),
@@ -207,13 +221,81 @@ def run_demo(console: Console | None = None) -> dict[str, float]:
         "household_expected_reidentifications": hh.expected_reidentifications,
         "suda_records_at_risk": float(at_risk),
         "l_distinct_below_2": float(below_2),
-        "seconds": seconds,
+    }
+    if protect:
+        figures.update(run_demo_protection(console, out_dir=out_dir or "out"))
+    figures["seconds"] = seconds = time.perf_counter() - start
+    console.print(f"Done in {seconds:.1f} s.  Try it on your own file:")
+    console.print("  sdckit risk FILE.csv --keys a,b,c --weight w --out risk.csv", soft_wrap=True)
+    console.print("  sdckit protect JOB.toml   (see docs/job-files.md)", soft_wrap=True)
+    return figures
+
+
+def run_demo_protection(console: Console, *, out_dir: str | Path = "out") -> dict[str, Any]:
+    """Run the shipped demo job (``sdckit/demo_job.toml``) and write its outputs to ``out_dir``.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+    out_dir : str or Path, default "out"
+
+    Returns
+    -------
+    dict
+        ``protected_min_fk`` (smallest key class of the protected file),
+        ``protected_global_risk_pct``, ``target_met``, ``ru_candidates``, ``ru_best`` and the
+        paths ``protected_file``, ``report_internal`` and ``report_external``.
+    """
+    from sdckit.cli._job import load_job
+    from sdckit.cli.protect import print_outcome, run_job
+    from sdckit.risk import frequencies, individual_risk
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    console.print(
+        Panel.fit(
+            "[bold]Protection[/bold]: the job file sdckit/demo_job.toml "
+            "(as `sdckit protect demo_job.toml`)\n"
+            "global recoding of age and of rare countries, PRAM of marital status, "
+            "local suppression to k = 3, microaggregation of income;\n"
+            "an R-U map of 3 methods x 3 parameter values; HTML reports",
+            border_style="blue",
+        )
+    )
+    with resources.as_file(resources.files("sdckit").joinpath("demo_job.toml")) as job_path:
+        job = load_job(job_path, output_dir=out)
+    outcome = run_job(job, console)
+    print_outcome(job, outcome, console)
+    current = outcome.session.current
+    internal, external = job.report_internal, job.report_external
+    console.print(
+        f"[bold]Reports[/bold]: open {internal.resolve() if internal else '-'} (internal) "
+        f"and {external.resolve() if external else '-'} (external) in a browser.",
+        soft_wrap=True,
+    )
+    return {
+        "protected_min_fk": float(frequencies(current).fk.min()),
+        "protected_global_risk_pct": individual_risk(current).global_risk_pct,
+        "target_met": bool(outcome.target_met),
+        "ru_candidates": float(outcome.ru_map.points.height - 1) if outcome.ru_map else 0.0,
+        "ru_best": outcome.ru_map.best if outcome.ru_map else None,
+        "protected_file": job.output_data,
+        "report_internal": internal,
+        "report_external": external,
     }
 
 
-def main() -> None:
-    """Entry point of ``python -m sdckit.demo``."""
-    run_demo()
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``python -m sdckit.demo [--out DIR] [--risk-only]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sdckit.demo", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--out", default="out", help="output directory (default: ./out)")
+    parser.add_argument(
+        "--risk-only", action="store_true", help="only the risk assessment (no protection)"
+    )
+    args = parser.parse_args(argv)
+    run_demo(out_dir=args.out, protect=not args.risk_only)
 
 
 if __name__ == "__main__":

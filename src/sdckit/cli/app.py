@@ -9,7 +9,9 @@ from __future__ import annotations
 import typer
 
 from sdckit import __version__
+from sdckit.cli.protect import protect_command
 from sdckit.cli.risk import risk_command
+from sdckit.cli.table import table_command
 
 __all__ = ["app", "main"]
 
@@ -21,6 +23,8 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
 )
 app.command("risk")(risk_command)
+app.command("protect")(protect_command)
+app.command("table")(table_command)
 
 
 def _show_version(value: bool) -> None:
