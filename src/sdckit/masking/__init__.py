@@ -23,6 +23,14 @@ from sdckit.masking.pram import (
     pram_estimate,
 )
 from sdckit.masking.rank_swapping import RankSwapping, rank_swapping
+from sdckit.masking.recoding import (
+    GlobalRecoding,
+    IntervalRecoding,
+    TopBottomCoding,
+    global_recode,
+    recode_intervals,
+    top_bottom_code,
+)
 from sdckit.masking.record_swapping import (
     SwapTableLoss,
     TargetedRecordSwapping,
@@ -31,6 +39,12 @@ from sdckit.masking.record_swapping import (
 )
 from sdckit.masking.sampling import SubSample, subsample
 from sdckit.masking.shuffling import Shuffling, shuffle
+from sdckit.masking.suppression import (
+    LocalSuppression,
+    RiskSuppression,
+    local_suppression,
+    suppress_risky_records,
+)
 from sdckit.masking.synthetic import (
     Synthesis,
     Synthesizer,
@@ -41,6 +55,9 @@ from sdckit.masking.synthetic import (
 
 __all__ = [
     "AddNoise",
+    "GlobalRecoding",
+    "IntervalRecoding",
+    "LocalSuppression",
     "MarginalPreservingSwap",
     "Microaggregation",
     "Pram",
@@ -48,27 +65,34 @@ __all__ = [
     "Protected",
     "ProtectionMethod",
     "RankSwapping",
+    "RiskSuppression",
     "Shuffling",
     "SubSample",
     "SwapTableLoss",
     "Synthesis",
     "Synthesizer",
     "TargetedRecordSwapping",
+    "TopBottomCoding",
     "add_noise",
     "generate_transition",
+    "global_recode",
     "information_loss_lower_bound",
     "information_loss_sse",
     "invariant_transition",
+    "local_suppression",
     "marginal_swap",
     "microaggregation",
     "pram",
     "pram_estimate",
     "propensity_mse",
     "rank_swapping",
+    "recode_intervals",
     "replicated_uniques",
     "shuffle",
     "subsample",
+    "suppress_risky_records",
     "swap_table_loss",
     "synthesize",
     "targeted_record_swapping",
+    "top_bottom_code",
 ]

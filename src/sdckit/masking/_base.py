@@ -36,9 +36,13 @@ def changed_cells(before: pl.Series, after: pl.Series) -> np.ndarray:
     if after.dtype.is_float():
         after = after.fill_nan(None)
     if before.dtype != after.dtype:
-        try:
-            after = after.cast(before.dtype)
-        except Exception:  # incompatible types: compare as text
+        # compare in a type wide enough for both (a recode 1 -> 1.5 is a change)
+        if before.dtype.is_numeric() and after.dtype.is_numeric():
+            wide = (
+                pl.Int64 if before.dtype.is_integer() and after.dtype.is_integer() else pl.Float64
+            )
+            before, after = before.cast(wide), after.cast(wide)
+        else:
             before, after = before.cast(pl.String), after.cast(pl.String)
     differs = (before != after).fill_null(True)
     both_null = before.is_null() & after.is_null()
