@@ -80,18 +80,11 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     if s.dtype.is_integer() and n > 0:
         lo, hi = s.min(), s.max()
         if lo is not None and hi is not None and int(hi) - int(lo) <= max(4 * n, 1 << 16):
-            mask = s.is_null().to_numpy() if s.null_count() else None
+            from sdckit._kernels import dense_integer_codes
+
+            mask = s.is_null().to_numpy() if s.null_count() else np.zeros(0, dtype=bool)
             values = s.fill_null(lo).to_numpy(allow_copy=True)  # stays integer: exact
-            offset = (values - values.dtype.type(lo)).astype(np.int64)
-            present = np.zeros(int(hi) - int(lo) + 1, dtype=bool)
-            if mask is None:
-                present[offset] = True
-            else:
-                present[offset[~mask]] = True
-            remap = np.cumsum(present, dtype=np.int64) - 1
-            codes = remap[offset].astype(np.int32)
-            if mask is not None:
-                codes[mask] = -1
+            codes, present = dense_integer_codes(values, mask, int(lo), int(hi) - int(lo) + 1)
             levels = pl.Series(s.name, np.flatnonzero(present) + int(lo)).cast(s.dtype)
             return codes, levels
     arr = s.to_arrow()
@@ -160,11 +153,25 @@ def combine_codes(
     n = codes.shape[0]
     if not columns:
         return np.zeros(n, dtype=np.int64), 1
+    from sdckit._kernels import column_ranges, combine_columns
+
+    # radix of each column: its number of levels, plus one when it has missing values
+    largest, has_missing = column_ranges(codes, np.asarray(columns, dtype=np.int64))
+    shifts = [1 if h else 0 for h in has_missing]
+    radices = [max(int(top) + 1 + s, 1) for top, s in zip(largest, shifts, strict=True)]
+    bound = int(np.prod(np.array(radices, dtype=object)))
+    if bound < (1 << 62):
+        key = combine_columns(
+            codes,
+            np.asarray(columns, dtype=np.int64),
+            np.asarray(radices, dtype=np.int64),
+            np.asarray(shifts, dtype=np.int64),
+        )
+        return key, bound
     key = np.zeros(n, dtype=np.int64)
     bound = 1
-    for j in columns:
-        col = codes[:, j].astype(np.int64) + 1  # missing (-1) becomes 0
-        radix = int(col.max()) + 1 if n else 1
+    for j, radix, shift in zip(columns, radices, shifts, strict=True):
+        col = codes[:, j].astype(np.int64) + shift
         if bound * radix >= (1 << 62):
             key, bound = factorize(key, bound)
         key = key * radix + col
