@@ -145,3 +145,9 @@ def test_mixed_object_column() -> None:
     pdf = pd.DataFrame({"a": ["x", 1, "y"], "b": [1, 2, 3]})
     with pytest.raises(DataError, match="single type"):
         Microdata(pdf, keys=["a"])
+
+
+def test_key_suppressed_everywhere_by_a_method_is_allowed() -> None:
+    md = Microdata(_df(), keys=["a", "b"])
+    emptied = md.with_frame(md.frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("a")))
+    assert frequencies(emptied).fk.tolist() == [3, 1, 3, 3]

@@ -82,11 +82,13 @@ def check_seed(seed: object) -> np.random.Generator:
         return seed
     if seed is None:
         return np.random.default_rng()
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise ParameterError(
             "The 'seed' parameter must be a non-negative integer or a numpy.random.Generator; "
             f"got an object of type {type(seed).__name__}."
         )
+    if int(seed) < 0:
+        raise ParameterError(f"The 'seed' parameter must be non-negative; got {int(seed)}.")
     return np.random.default_rng(int(seed))
 
 

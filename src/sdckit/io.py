@@ -149,7 +149,10 @@ def read_data(path: str | os.PathLike[str], *, format: str | None = None) -> pl.
     -------
     polars.DataFrame
         Labelled values come back as their codes; use :func:`read_data_with_labels` to get
-        the labels too.
+        the labels too.  In a CSV file an empty field is missing, and ``NA`` (as R writes it)
+        is missing in a column that otherwise holds numbers; in a column of words ``NA`` is
+        kept as text, because it may be a real category (treating it as missing would make it
+        match any value and understate the risk).
 
     Raises
     ------
@@ -209,8 +212,8 @@ def read_data_with_labels(
     try:
         if fmt == "csv":
             _check_csv_header(p)
-            frame = pl.read_csv(p, null_values=["NA"], infer_schema_length=None)
-            return frame, FileMetadata(fmt)
+            frame = pl.read_csv(p, infer_schema_length=None)
+            return _na_as_missing_in_numbers(frame), FileMetadata(fmt)
         if fmt == "parquet":
             return pl.read_parquet(p), FileMetadata(fmt)
         return _read_statistical(p, fmt)
@@ -221,6 +224,36 @@ def read_data_with_labels(
             f"Could not read {str(p)!r} as a {fmt} file ({type(exc).__name__}); check that "
             "the file is complete and of that format, or pass format=..."
         ) from None
+
+
+def _na_as_missing_in_numbers(frame: pl.DataFrame) -> pl.DataFrame:
+    """R writes missing values as ``NA``: a text column that holds only numbers and ``NA``
+    becomes a numeric column with missing values.  A real category ``"NA"`` in a column of
+    words (Namibia, not applicable) is kept as text.
+    """
+    fixed = []
+    for name, dtype in frame.schema.items():
+        if dtype != pl.String:
+            continue
+        s = frame.get_column(name)
+        if not bool((s == "NA").any()):
+            continue
+        rest = s.filter(s != "NA").drop_nulls().str.strip_chars()
+        parsed = rest.cast(pl.Float64, strict=False)
+        if len(rest) and parsed.null_count() == 0:
+            values = pl.when(s == "NA").then(None).otherwise(s).alias(name)
+            as_float = pl.select(values.str.strip_chars().cast(pl.Float64)).to_series()
+            whole = as_float.drop_nulls()
+            if (
+                len(whole)
+                and bool((whole == whole.round(0)).all())
+                and (not bool(rest.str.contains(r"[.eE]").any()))
+            ):
+                as_float = as_float.cast(pl.Int64)
+            fixed.append(as_float)
+        elif len(rest) == 0:
+            fixed.append(pl.Series(name, [None] * len(s), dtype=pl.String))
+    return frame.with_columns(fixed) if fixed else frame
 
 
 def _check_csv_header(path: Path) -> None:
@@ -446,6 +479,12 @@ def _write_statistical(
             s = s.cast(pl.Int8)
         if s.dtype.is_integer():
             lo, hi = s.min(), s.max()
+            if lo is not None and max(abs(int(lo)), abs(int(hi))) > 2**53:  # type: ignore[arg-type]
+                raise DataError(
+                    f"The column {name!r} has integers beyond 2**53, which SPSS and Stata "
+                    "files store as doubles (they would be rounded); write it as text or "
+                    "use Parquet."
+                )
             # Stata's long type keeps its largest values for missing-value codes
             fits32 = lo is None or (int(lo) >= -_STATA_LONG and int(hi) <= _STATA_LONG)  # type: ignore[arg-type]
             if fmt == "stata" and fits32:

@@ -111,6 +111,7 @@ class Microdata:
         self._household = household
         self._sensitive = sensitive
         self._max_levels = max_levels
+        self._derived = False  # True for files made by a protection method (see with_frame)
         self._validate()
 
     # ------------------------------------------------------------------ validation
@@ -303,6 +304,8 @@ class Microdata:
     def _check_keys(self, codes: KeyCodes) -> None:
         for j, name in enumerate(codes.names):
             n_levels = len(codes.levels[j])
+            if n_levels == 0 and self._derived:
+                continue  # suppressed everywhere by a method: every value matches any value
             if n_levels == 0:
                 raise DataError(
                     f"The key variable {name!r} is missing for every record; drop it from the "
@@ -364,6 +367,7 @@ class Microdata:
             sensitive=column_list(merged["sensitive"], "sensitive"),
             max_levels=self._max_levels,
         )
+        new._derived = True
         return new
 
     def to_native(self, frame: pl.DataFrame | None = None) -> Any:

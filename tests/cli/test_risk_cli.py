@@ -215,3 +215,16 @@ def test_version_and_console_script(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, "does not exist")
+
+
+def test_summary_without_out(shared_data: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sdckit.cli.app import app
+
+    keys = "urbrur,roof,walls,water,electcon,relat,sex"
+    result = CliRunner().invoke(
+        app, ["risk", str(shared_data / "testdata.csv"), "--keys", keys, "-w", "sampling_weight"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "157" in result.output and "written" not in result.output

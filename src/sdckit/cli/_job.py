@@ -630,6 +630,9 @@ def load_job(
         output_data, internal, external = (
             None if p is None else moved / p.name for p in (output_data, internal, external)
         )
+    same = output_data is not None and input_path is not None
+    if same and output_data.resolve() == input_path.resolve():  # type: ignore[union-attr]
+        raise ParameterError("The output data file must differ from the input file.")
     for p in (output_data, internal, external):
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")

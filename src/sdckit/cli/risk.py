@@ -133,7 +133,9 @@ def assess_file(
     return pl.DataFrame(columns), rows
 
 
-def _print_summary(path: Path, out: Path, keys: list[str], rows: list[tuple[str, Any]]) -> None:
+def _print_summary(
+    path: Path, out: Path | None, keys: list[str], rows: list[tuple[str, Any]]
+) -> None:
     table = Table(
         title=f"Disclosure risk of {path.name}",
         caption=f"key variables: {', '.join(keys)}",
@@ -146,7 +148,8 @@ def _print_summary(path: Path, out: Path, keys: list[str], rows: list[tuple[str,
         table.add_row(label, format_value(value) if not isinstance(value, str) else value)
     console = stdout_console()
     console.print(table)
-    console.print(f"Per-record risk written to {out}")
+    if out is not None:
+        console.print(f"Per-record risk written to {out}")
 
 
 def risk_command(
@@ -155,9 +158,11 @@ def risk_command(
         str, typer.Option("--keys", "-k", help="Key variables, comma-separated: a,b,c.")
     ],
     out: Annotated[
-        Path,
-        typer.Option("--out", "-o", help="Output file, one row per record (.csv or .parquet)."),
-    ],
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Output file, one row per record (.csv or .parquet); optional."
+        ),
+    ] = None,
     weight: Annotated[
         str | None, typer.Option("--weight", "-w", help="Sampling weight column.")
     ] = None,
@@ -190,11 +195,11 @@ def risk_command(
             check_seed(seed)
         key_list = split_columns(keys, "--keys")
         sensitive_list = split_columns(sensitive, "--sensitive")
-        if detect_format(out) == "sas":
+        if out is not None and detect_format(out) == "sas":
             raise ParameterError(
                 "The --out file cannot be a SAS .sas7bdat file (read only); use .csv or .parquet."
             )
-        if out.resolve() == file.resolve():
+        if out is not None and out.resolve() == file.resolve():
             raise ParameterError("The --out file must differ from the input file.")
         records, rows = assess_file(
             file,
@@ -206,5 +211,6 @@ def risk_command(
             missing=missing,
             method=method,
         )
-        write_data(records, out)
+        if out is not None:
+            write_data(records, out)
     _print_summary(file, out, key_list, rows)

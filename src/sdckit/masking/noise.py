@@ -384,9 +384,17 @@ class AddNoise(ProtectionMethod):
         details["constant_variables"] = [free[j] for j in np.flatnonzero(sd == 0)]
         new = {v: y[:, j] for j, v in enumerate(free)}
         for total, comps in edits:
-            keep_missing = md.frame.get_column(total).cast(pl.Float64).fill_nan(None).is_null()
+            original_total = md.frame.get_column(total).cast(pl.Float64).fill_nan(None)
+            keep_missing = original_total.is_null().to_numpy()
             tot = _edit_sum([new[c] for c in comps])
-            tot[keep_missing.to_numpy()] = np.nan
+            # a total whose components did not change keeps its original value exactly
+            unchanged = np.ones(len(tot), dtype=bool)
+            for c in comps:
+                before = md.frame.get_column(c).cast(pl.Float64).fill_nan(None).to_numpy()
+                after = new[c]
+                unchanged &= (before == after) | (np.isnan(before) & np.isnan(after))
+            tot = np.where(unchanged, original_total.fill_null(np.nan).to_numpy(), tot)
+            tot[keep_missing] = np.nan
             new[total] = tot
         frame = md.frame.with_columns(
             pl.Series(name, values, dtype=pl.Float64, nan_to_null=True)

@@ -61,6 +61,15 @@ def _compose(name: str, spec: Levels) -> dict[Any, Any]:
 def _recode_series(s: pl.Series, table: dict[Any, Any], strict: bool) -> pl.Series:
     old = list(table)
     new = list(table.values())
+    if s.dtype.is_numeric() and any(isinstance(o, str) for o in old):
+        # a job file (TOML) gives mapping keys as text: read them in the column's type
+        try:
+            old = pl.Series(old).cast(s.dtype, strict=True).to_list()
+        except Exception:
+            raise ParameterError(
+                f"The mapping of {s.name!r} lists old values that are not numbers, but the "
+                f"column is numeric (type {s.dtype})."
+            ) from None
     try:
         known = s.is_in(pl.Series(old, strict=False).implode()) | s.is_null()
     except (pl.exceptions.PolarsError, TypeError):
