@@ -1,0 +1,239 @@
+"""Linear programming helpers on HiGHS (through highspy): feasibility intervals and attacker LPs.
+
+One HiGHS model is built per independent block of unknowns and re-solved with a changed
+objective for the minimum and the maximum of every unknown, so the simplex warm-starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse.csgraph import connected_components
+
+from sdckit.errors import DataError
+
+__all__ = ["components", "feasibility_intervals", "new_highs"]
+
+_INF = highspy.kHighsInf
+_STATE = {"banner": False}
+
+
+def _highs() -> highspy.Highs:
+    """A HiGHS instance; the one-time licence banner HiGHS prints to stdout is swallowed."""
+    if _STATE["banner"]:
+        return highspy.Highs()
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+    _STATE["banner"] = True
+    return h
+
+
+def new_highs(
+    matrix: sp.csr_matrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    cost: np.ndarray | None = None,
+) -> highspy.Highs:
+    """A silent HiGHS model ``min cost @ x`` s.t. ``row_lower <= A x <= row_upper``, bounds."""
+    csc = sp.csc_matrix(matrix)
+    csc.sort_indices()
+    lp = highspy.HighsLp()
+    lp.num_col_ = csc.shape[1]
+    lp.num_row_ = csc.shape[0]
+    lp.col_cost_ = np.zeros(csc.shape[1]) if cost is None else np.asarray(cost, dtype=float)
+    lp.col_lower_ = np.where(np.isfinite(col_lower), col_lower, -_INF)
+    lp.col_upper_ = np.where(np.isfinite(col_upper), col_upper, _INF)
+    lp.row_lower_ = np.where(np.isfinite(row_lower), row_lower, -_INF)
+    lp.row_upper_ = np.where(np.isfinite(row_upper), row_upper, _INF)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+    lp.a_matrix_.value_ = csc.data.astype(float)
+    h = _highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.passModel(lp)
+    return h
+
+
+def components(matrix: sp.csr_matrix) -> tuple[int, np.ndarray]:
+    """Connected blocks of columns that share a row of ``matrix``."""
+    k = matrix.shape[1]
+    if k == 0:
+        return 0, np.zeros(0, dtype=np.int64)
+    pattern = sp.csr_matrix(matrix != 0, dtype=np.int8)
+    graph = (pattern.T @ pattern).tocsr()
+    n, labels = connected_components(graph, directed=False)
+    return int(n), labels
+
+
+def _interval_lp(
+    h: highspy.Highs, j: int, n_col: int, sense: highspy.ObjSense, with_point: bool = False
+) -> Any:
+    h.changeColCost(j, 1.0)
+    h.changeObjectiveSense(sense)
+    h.run()
+    status = h.getModelStatus()
+    value = float(h.getInfo().objective_function_value)
+    point = np.asarray(h.getSolution().col_value) if with_point else None
+    h.changeColCost(j, 0.0)
+    if status == highspy.HighsModelStatus.kOptimal:
+        return (value, point) if with_point else value
+    if status in (
+        highspy.HighsModelStatus.kUnbounded,
+        highspy.HighsModelStatus.kUnboundedOrInfeasible,
+    ):
+        inf = np.inf if sense == highspy.ObjSense.kMaximize else -np.inf
+        return (inf, None) if with_point else inf
+    if status == highspy.HighsModelStatus.kInfeasible:
+        raise DataError(
+            "The published cells and the a priori bounds are inconsistent (no table fits them); "
+            "check the table's totals and bounds."
+        )
+    raise RuntimeError(f"HiGHS stopped with status {h.modelStatusToString(status)}")
+
+
+def _check_block(
+    h: highspy.Highs,
+    cols: np.ndarray,
+    want: np.ndarray,
+    need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> None:
+    """Prove or refute each wanted unknown's requirement, solving as few LPs as possible.
+
+    Every LP solution is a feasible point; the running minimum and maximum of each unknown
+    over those points (starting from the true values) already prove many requirements.  An LP
+    is solved only where the points seen so far do not reach a requirement, so the verdicts
+    are exact while the intervals may be inner approximations.
+    """
+    need_lo, need_hi, need_width, start = need
+    seen_lo = start[cols].astype(float).copy()
+    seen_hi = seen_lo.copy()
+    n = len(cols)
+    for jj, j in enumerate(cols):
+        if not want[j]:
+            continue
+        tol = 1e-7 * (1.0 + abs(start[j]))
+        width = max(need_width[j], 1e-6 * (1.0 + abs(start[j])))
+        done_hi = done_lo = False
+        for _ in range(2):
+            if not done_hi and (
+                seen_hi[jj] < need_hi[j] - tol or seen_hi[jj] - seen_lo[jj] < width - tol
+            ):
+                v, x = _interval_lp(h, jj, n, highspy.ObjSense.kMaximize, True)
+                done_hi = True
+                seen_hi[jj] = v
+                if x is not None:
+                    np.maximum(seen_hi, x, out=seen_hi)
+                    np.minimum(seen_lo, x, out=seen_lo)
+                    seen_hi[jj] = v
+            if not done_lo and (
+                seen_lo[jj] > need_lo[j] + tol or seen_hi[jj] - seen_lo[jj] < width - tol
+            ):
+                v, x = _interval_lp(h, jj, n, highspy.ObjSense.kMinimize, True)
+                done_lo = True
+                seen_lo[jj] = v
+                if x is not None:
+                    np.maximum(seen_hi, x, out=seen_hi)
+                    np.minimum(seen_lo, x, out=seen_lo)
+                    seen_lo[jj] = v
+        lo[j], hi[j] = seen_lo[jj], seen_hi[jj]
+
+
+def _interval_milp(
+    matrix: sp.csr_matrix,
+    lo_r: np.ndarray,
+    hi_r: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    j: int,
+    sign: float,
+) -> float:
+    c = np.zeros(matrix.shape[1])
+    c[j] = sign
+    res = milp(
+        c,
+        constraints=LinearConstraint(matrix, lo_r, hi_r),
+        bounds=Bounds(lb, ub),
+        integrality=np.ones(matrix.shape[1]),
+    )
+    if res.status == 0:
+        return float(sign * res.fun)
+    if res.status == 2:
+        raise DataError(
+            "No integer table fits the published cells and the bounds; check the table."
+        )
+    return sign * -np.inf
+
+
+def feasibility_intervals(
+    matrix: sp.csr_matrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    *,
+    integer: bool = False,
+    targets: np.ndarray | None = None,
+    need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum and maximum of each unknown subject to ``row_lower <= A x <= row_upper``.
+
+    The unknowns are split into independent blocks first; each block is one HiGHS model.
+    With ``need = (lower, upper, width, feasible_point)`` only the requirements
+    ``min <= lower``, ``max >= upper`` and ``max - min >= width`` are decided (exactly), and the
+    returned intervals may be narrower than the true ones (see :func:`_check_block`).
+    """
+    matrix = sp.csr_matrix(matrix)
+    k = matrix.shape[1]
+    lo = np.full(k, np.nan)
+    hi = np.full(k, np.nan)
+    want = np.ones(k, dtype=bool) if targets is None else np.zeros(k, dtype=bool)
+    if targets is not None:
+        want[targets] = True
+    n_blocks, labels = components(matrix)
+    csc = matrix.tocsc()
+    order = np.argsort(labels, kind="stable")
+    bounds = np.r_[0, np.cumsum(np.bincount(labels, minlength=n_blocks))]
+    for b in range(n_blocks):
+        cols = order[bounds[b] : bounds[b + 1]]
+        if not want[cols].any():
+            continue
+        sub = csc[:, cols]
+        rows = np.unique(sub.nonzero()[0])
+        sub = sub[rows].tocsr()
+        rl, ru = row_lower[rows], row_upper[rows]
+        cl, cu = col_lower[cols], col_upper[cols]
+        if integer:
+            for jj, j in enumerate(cols):
+                if want[j]:
+                    lo[j] = _interval_milp(sub, rl, ru, cl, cu, jj, 1.0)
+                    hi[j] = _interval_milp(sub, rl, ru, cl, cu, jj, -1.0)
+            continue
+        h = new_highs(sub, rl, ru, cl, cu)
+        if need is not None:
+            _check_block(h, cols, want, need, lo, hi)
+            continue
+        for jj, j in enumerate(cols):
+            if want[j]:
+                lo[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMinimize)
+                hi[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMaximize)
+    return lo, hi

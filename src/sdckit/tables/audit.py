@@ -1,0 +1,216 @@
+"""The LP audit of a suppression pattern (the attacker problem, methods.md M11.2).
+
+For every suppressed cell the audit finds the feasibility interval ``[min, max]`` an intruder can
+derive from the published cells, the additivity relations and the a priori bounds (non-negative
+values by default; optionally integer values), and checks it against the protection levels the
+sensitivity rules require.  It works on any pattern, also one made by another tool: mark the
+suppressed cells with :meth:`Table.suppress` (and the primaries with levels by
+:func:`~sdckit.tables.apply_rules` or :class:`~sdckit.tables.MarkedCells`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from sdckit._results import Summary
+from sdckit._validation import check_choice, check_real
+from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables.table import STATUS_NAMES, CellStatus, Table
+
+__all__ = ["AuditResult", "audit", "singleton_violations"]
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """Feasibility intervals of the suppressed cells and whether they are wide enough.
+
+    Attributes
+    ----------
+    table : Table
+        The audited table.
+    cells : numpy.ndarray
+        Cell numbers of the suppressed cells (primary and secondary).
+    minimum, maximum : numpy.ndarray
+        Feasibility interval of each suppressed cell.
+    protected : numpy.ndarray
+        True where the interval meets the required upper, lower and sliding levels and the cell
+        is not disclosed exactly (checked for primaries; always True for secondaries that are
+        not required to be protected).
+    exact : numpy.ndarray
+        True where the interval has (numerically) zero width: the cell is disclosed exactly.
+    integer : bool
+        Whether the intervals assume integer cell values.
+    """
+
+    table: Table
+    cells: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    protected: np.ndarray
+    exact: np.ndarray
+    integer: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when every suppressed cell meets its required protection."""
+        return bool(self.protected.all())
+
+    @property
+    def under_protected(self) -> np.ndarray:
+        """Cell numbers whose interval is too narrow (or exact)."""
+        return self.cells[~self.protected]
+
+    @property
+    def disclosed(self) -> np.ndarray:
+        """Cell numbers disclosed exactly (interval of zero width)."""
+        return self.cells[self.exact]
+
+    def interval(self, cell: int) -> tuple[float, float]:
+        """The feasibility interval of one suppressed cell."""
+        pos = np.flatnonzero(self.cells == cell)
+        if not len(pos):
+            raise KeyError("that cell is not suppressed")
+        return float(self.minimum[pos[0]]), float(self.maximum[pos[0]])
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per suppressed cell: codes, status, value, interval, levels, verdict."""
+        t = self.table
+        base = t.to_frame().select(list(t.dimensions))[self.cells.tolist()]
+        return base.with_columns(
+            pl.Series("cell", self.cells),
+            pl.Series("status", STATUS_NAMES[t.status[self.cells]]),
+            pl.Series("value", t.values[self.cells]),
+            pl.Series("minimum", self.minimum),
+            pl.Series("maximum", self.maximum),
+            pl.Series("upper_level", t.upper[self.cells]),
+            pl.Series("lower_level", t.lower[self.cells]),
+            pl.Series("sliding_level", t.sliding[self.cells]),
+            pl.Series("exact", self.exact),
+            pl.Series("protected", self.protected),
+        )
+
+    def summary(self) -> Summary:
+        """Counts of audited, exactly disclosed and under-protected cells."""
+        primary = self.table.status[self.cells] == CellStatus.PRIMARY
+        rows = [
+            ("suppressed cells", len(self.cells)),
+            ("primary cells", int(primary.sum())),
+            ("disclosed exactly", int(self.exact.sum())),
+            ("primaries disclosed exactly", int((self.exact & primary).sum())),
+            ("under-protected cells", int((~self.protected).sum())),
+            ("integer", self.integer),
+        ]
+        return Summary("Audit of the suppression pattern", rows)
+
+
+def audit(
+    table: Table,
+    *,
+    integer: bool = False,
+    tolerance: float = 1e-6,
+    check_secondary: bool = False,
+    primaries_only: bool = False,
+    intervals: str = "exact",
+) -> AuditResult:
+    """Feasibility interval of every suppressed cell, by linear programming.
+
+    Parameters
+    ----------
+    table : Table
+        A table whose suppressed cells (status primary or secondary) are hidden; every other
+        cell is published.  ``table.lower_bounds`` / ``upper_bounds`` are the a priori bounds.
+    integer : bool, default False
+        Cells take integer values (a mixed-integer model per bound; small tables only).
+    tolerance : float
+        Relative tolerance of the checks (``tolerance * (1 + |value|)``).
+    check_secondary : bool, default False
+        Also require secondaries not to be disclosed exactly.
+    primaries_only : bool, default False
+        Compute the intervals of the primaries only (faster; secondaries get NaN).
+    intervals : {"exact", "check"}
+        "exact" computes every interval; "check" only decides each requirement (exactly), from
+        as few LPs as possible: cells whose requirement is already proven by the feasible points
+        of earlier LPs get an inner approximation of their interval (much faster on large
+        tables; the verdicts ``protected`` and ``exact`` are the same).
+
+    Returns
+    -------
+    AuditResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, audit
+    >>> t = Table.from_array(np.array([[10, 6, 4], [7, 4, 3], [3, 2, 1]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> res = audit(t.suppress([4, 5, 7, 8]))
+    >>> res.interval(4)
+    (3.0, 6.0)
+    """
+    tol = check_real(tolerance, "tolerance", minimum=0)
+    cells = np.flatnonzero(table.suppressed)
+    if len(cells) == 0:
+        empty = np.zeros(0)
+        return AuditResult(
+            table, cells, empty, empty, np.zeros(0, bool), np.zeros(0, bool), integer
+        )
+    m = table.constraint_matrix
+    published = np.ones(table.n_cells, dtype=bool)
+    published[cells] = False
+    rhs = -(m[:, published] @ table.values[published])
+    sub = m[:, cells]
+    check_choice(intervals, "intervals", ("exact", "check"))
+    primary_cells = table.status[cells] == CellStatus.PRIMARY
+    only_primaries = primaries_only or (intervals == "check" and not check_secondary)
+    targets = np.flatnonzero(primary_cells) if only_primaries else None
+    requirement = None
+    if intervals == "check" and not integer:
+        a = table.values[cells]
+        tiny = tol * (1.0 + np.abs(a)) * 2.0
+        requirement = (
+            np.where(primary_cells, a - table.lower[cells], np.inf),
+            np.where(primary_cells, a + table.upper[cells], -np.inf),
+            np.where(primary_cells, np.maximum(table.sliding[cells], tiny), tiny),
+            a,
+        )
+    lo, hi = feasibility_intervals(
+        sub,
+        rhs,
+        rhs,
+        table.lower_bounds[cells],
+        table.upper_bounds[cells],
+        integer=integer,
+        targets=targets,
+        need=requirement,
+    )
+    a = table.values[cells]
+    eps = tol * (1.0 + np.abs(a))
+    exact = (hi - lo) <= eps  # NaN (not computed) compares False
+    primary = table.status[cells] == CellStatus.PRIMARY
+    need = (
+        (hi >= a + table.upper[cells] - eps)
+        & (lo <= a - table.lower[cells] + eps)
+        & (hi - lo >= table.sliding[cells] - eps)
+        & ~exact
+    )
+    protected = np.where(primary, need, ~exact if check_secondary else True)
+    return AuditResult(table, cells, lo, hi, protected, exact, integer)
+
+
+def singleton_violations(table: Table) -> np.ndarray:
+    """Relations where a single-contributor primary is protected by only one other cell.
+
+    Returns the row numbers of :attr:`Table.constraint_matrix` with exactly two suppressed
+    cells, both primary and at least one of them with one contributor: each of the two
+    respondents could compute the other's value.
+    """
+    m = table.constraint_matrix.tocoo()
+    supp = table.suppressed[m.col]
+    single = (table.n_contributors[m.col] == 1) & table.primary[m.col]
+    n_supp = np.bincount(m.row[supp], minlength=m.shape[0])
+    n_prim = np.bincount(m.row[table.primary[m.col]], minlength=m.shape[0])
+    n_single = np.bincount(m.row[single], minlength=m.shape[0])
+    return np.flatnonzero((n_supp == 2) & (n_prim == 2) & (n_single >= 1))

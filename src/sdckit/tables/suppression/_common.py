@@ -1,0 +1,286 @@
+"""Shared pieces of the secondary-suppression methods.
+
+* costs per cell (1, contributors, value or a user vector);
+* the attacker LP of one primary and the Benders ("capacity") cut from its dual (M11.3);
+* the protection LP: the cheapest additional cells through which a primary can move by its
+  protection level (the attacker-LP-driven heuristic), used to build and to repair patterns;
+* the result object every method returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import highspy
+import numpy as np
+import polars as pl
+import scipy.sparse as sp
+
+from sdckit._results import Summary
+from sdckit._validation import check_choice
+from sdckit.errors import ParameterError
+from sdckit.tables._lp import new_highs
+from sdckit.tables.audit import AuditResult, audit
+from sdckit.tables.table import CellStatus, Table
+
+__all__ = [
+    "SuppressionResult",
+    "candidates",
+    "cell_costs",
+    "protect_with_lp",
+    "repair",
+    "requirements",
+]
+
+_OPTIMAL = highspy.HighsModelStatus.kOptimal
+
+
+@dataclass(frozen=True, eq=False)
+class SuppressionResult:
+    """A protected table and figures on the secondary suppressions.
+
+    Attributes
+    ----------
+    table : Table
+        The table with primary and secondary suppressions.
+    method : str
+    n_secondary : int
+        Number of secondary suppressions.
+    secondary_value : float
+        Sum of the values of the secondary suppressions.
+    cost : float
+        Total cost of the secondary suppressions under the cost used.
+    optimal : bool
+        True when the pattern is proven optimal for its cost.
+    seconds : float
+        Wall-clock time.
+    details : dict
+        Method-specific figures (iterations, cuts, sub-tables, repairs ...).
+    """
+
+    table: Table
+    method: str
+    n_secondary: int
+    secondary_value: float
+    cost: float
+    optimal: bool
+    seconds: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_frame(self) -> pl.DataFrame:
+        """The cells of the protected table with their status."""
+        return self.table.to_frame()
+
+    def audit(self, **kwargs: Any) -> AuditResult:
+        """The LP audit of the pattern (see :func:`~sdckit.tables.audit`)."""
+        return audit(self.table, **kwargs)
+
+    def summary(self) -> Summary:
+        """Numbers of primary and secondary suppressions, their value and cost."""
+        rows: list[tuple[str, Any]] = [
+            ("method", self.method),
+            ("primary suppressions", int(self.table.primary.sum())),
+            ("secondary suppressions", self.n_secondary),
+            ("value of secondaries", self.secondary_value),
+            ("cost", self.cost),
+            ("proven optimal", self.optimal),
+            ("seconds", self.seconds),
+        ]
+        rows += [(k, v) for k, v in self.details.items() if np.isscalar(v)]
+        return Summary("Secondary cell suppression", rows)
+
+
+def make_result(
+    table: Table,
+    original: Table,
+    method: str,
+    cost: np.ndarray,
+    optimal: bool,
+    seconds: float,
+    **details: Any,
+) -> SuppressionResult:
+    new = table.secondary & ~original.suppressed
+    return SuppressionResult(
+        table=table,
+        method=method,
+        n_secondary=int(table.secondary.sum()),
+        secondary_value=float(table.values[table.secondary].sum()),
+        cost=float(cost[new].sum() + cost[original.secondary].sum()),
+        optimal=optimal,
+        seconds=seconds,
+        details=details,
+    )
+
+
+def cell_costs(table: Table, cost: str | Any) -> np.ndarray:
+    """Cost of suppressing each cell: "unity", "contributors", "value" or a user array."""
+    if isinstance(cost, str):
+        check_choice(cost, "cost", ("unity", "contributors", "value"))
+        if cost == "unity":
+            return np.ones(table.n_cells)
+        if cost == "contributors":
+            if np.any(table.n_contributors < 0):
+                raise ParameterError(
+                    "cost='contributors' needs the number of contributors of each cell; build "
+                    "the table from microdata or give n_contributors=..."
+                )
+            return table.n_contributors.astype(float) + 1e-3
+        return np.abs(table.values) + 1e-3
+    arr = np.asarray(cost, dtype=float).ravel()
+    if arr.size != table.n_cells or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ParameterError(
+            "A user 'cost' must be an array of non-negative finite numbers, one per cell."
+        )
+    return arr
+
+
+def candidates(table: Table) -> np.ndarray:
+    """Cells that may become secondary suppressions (safe, non-empty, non-zero)."""
+    return (table.status == CellStatus.SAFE) & (table.values != 0)
+
+
+def requirements(table: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Primaries and their effective (upper, lower, sliding) levels.
+
+    A primary with all levels zero must still not be disclosed exactly: it gets a small sliding
+    level.
+    """
+    prim = np.flatnonzero(table.primary)
+    up, low, sl = table.upper[prim], table.lower[prim], table.sliding[prim]
+    tiny = 1e-3 * (1.0 + np.abs(table.values[prim]))
+    sl = np.where((up <= 0) & (low <= 0) & (sl <= 0), tiny, sl)
+    return prim, up, low, sl
+
+
+def capacities(table: Table) -> tuple[np.ndarray, np.ndarray]:
+    """How far each cell can move up (``ub``) and down (``lb``) within its a priori bounds."""
+    ub = table.upper_bounds - table.values
+    lb = table.values - table.lower_bounds
+    return np.maximum(ub, 0.0), np.maximum(lb, 0.0)
+
+
+def protect_with_lp(
+    table: Table,
+    matrix: sp.csr_matrix,
+    cells: np.ndarray,
+    suppressed: np.ndarray,
+    allowed: np.ndarray,
+    cost: np.ndarray,
+    targets: list[tuple[int, float]],
+    moves: np.ndarray | None = None,
+) -> np.ndarray:
+    """Cheapest cells (among ``allowed``) through which cells can move by given amounts.
+
+    ``matrix`` holds the relations among ``cells`` (columns = positions in ``cells``).  For each
+    ``(position, amount)`` in ``targets`` an LP finds deviations ``d`` with ``matrix @ d = 0``,
+    ``d[position] = amount`` and every other cell within its capacity, minimising the cost of
+    the cells it moves (suppressed cells are free).  Returns the updated boolean
+    ``suppressed`` (positions in ``cells``); ``moves`` (if given) receives, per position, the
+    largest absolute deviation any of the protecting moves uses.
+    """
+    suppressed = suppressed.copy()
+    n = len(cells)
+    ub_all, lb_all = capacities(table)
+    ub, lb = ub_all[cells], lb_all[cells]
+    usable = suppressed | allowed
+    plus_hi = np.where(usable, np.minimum(ub, 1e12), 0.0)
+    minus_hi = np.where(usable, np.minimum(lb, 1e12), 0.0)
+    a = sp.hstack([matrix, -matrix]).tocsr()
+    zeros = np.zeros(matrix.shape[0])
+    h = None
+    for pos, amount in targets:
+        scale = max(abs(amount), 1e-9)
+        unit = np.where(suppressed, 1e-6, cost[cells] / scale)
+        c = np.r_[unit, unit]
+        lo = np.zeros(2 * n)
+        hi = np.r_[plus_hi, minus_hi]
+        if amount >= 0:
+            lo[pos], hi[pos] = amount, max(amount, hi[pos])
+            hi[n + pos] = 0.0
+        else:
+            lo[n + pos], hi[n + pos] = -amount, max(-amount, hi[n + pos])
+            hi[pos] = 0.0
+        if h is None:
+            h = new_highs(a, zeros, zeros, lo, hi, c)
+        else:
+            h.changeColsCost(2 * n, np.arange(2 * n, dtype=np.int32), c)
+            h.changeColsBounds(2 * n, np.arange(2 * n, dtype=np.int32), lo, hi)
+        h.run()
+        if h.getModelStatus() != _OPTIMAL:
+            continue  # cannot be protected this way (too little room): leave it to the audit
+        x = np.asarray(h.getSolution().col_value)
+        size = np.abs(x[:n] - x[n:])
+        moved = (x[:n] + x[n:]) > 1e-7 * (1.0 + scale)
+        suppressed |= moved & allowed
+        if moves is not None:
+            np.maximum(moves, np.where(moved, size, 0.0), out=moves)
+    return suppressed
+
+
+def _targets(
+    table: Table,
+    prim: np.ndarray,
+    up: np.ndarray,
+    low: np.ndarray,
+    sl: np.ndarray,
+    where: np.ndarray,
+) -> list[tuple[int, float]]:
+    out: list[tuple[int, float]] = []
+    ub, lb = capacities(table)
+    for k, cell in enumerate(prim):
+        pos = int(where[cell])
+        need_up = max(up[k], sl[k] - min(low[k], lb[cell]))
+        need_up = min(need_up, ub[cell])
+        if need_up > 0:
+            out.append((pos, float(need_up)))
+        if low[k] > 0:
+            out.append((pos, -float(min(low[k], lb[cell]))))
+    return out
+
+
+def repair(table: Table, cost: np.ndarray, *, max_rounds: int = 5) -> tuple[Table, int]:
+    """Audit ``table`` and protect every under-protected primary with the full-table LP.
+
+    Returns the repaired table and the number of cells added.
+    """
+    added = 0
+    m = table.constraint_matrix
+    cells = np.arange(table.n_cells)
+    for _ in range(max_rounds):
+        res = audit(table, intervals="check")
+        bad = res.under_protected
+        if not len(bad):
+            break
+        prim, up, low, sl = requirements(table)
+        keep = np.isin(prim, bad)
+        targets = _targets(table, prim[keep], up[keep], low[keep], sl[keep], cells)
+        new = protect_with_lp(table, m, cells, table.suppressed, candidates(table), cost, targets)
+        fresh = new & ~table.suppressed
+        if not fresh.any():
+            break
+        added += int(fresh.sum())
+        table = table.suppress(fresh)
+    return table, added
+
+
+def fix_singletons(table: Table, cost: np.ndarray) -> Table:
+    """Add the cheapest cell to each relation where a singleton is protected by one cell only."""
+    from sdckit.tables.audit import singleton_violations
+
+    for _ in range(10):
+        rows = singleton_violations(table)
+        if not len(rows):
+            return table
+        m = table.constraint_matrix.tocsr()
+        allowed = candidates(table)
+        add = []
+        for r in rows.tolist():
+            cols = m.indices[m.indptr[r] : m.indptr[r + 1]]
+            free = cols[allowed[cols]]
+            if len(free):
+                add.append(int(free[np.argmin(cost[free])]))
+        if not add:
+            return table
+        table = table.suppress(np.unique(add))
+    return table

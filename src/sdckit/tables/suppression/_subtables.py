@@ -1,0 +1,52 @@
+"""Non-hierarchical sub-tables of a hierarchical table (as in tau-ARGUS's GHMITER and HiTaS).
+
+A sub-table chooses one total or sub-total ``p_d`` per dimension and holds the cross product of
+``{p_d} + children(p_d)``: a flat table whose position 0 in each dimension is the marginal.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+import scipy.sparse as sp
+
+from sdckit.tables.table import Table
+
+__all__ = ["local_relations", "subtables"]
+
+
+def subtables(table: Table) -> list[np.ndarray]:
+    """Cell numbers of every sub-table, shaped ``(1 + n_1, ..., 1 + n_D)``, top-down."""
+    grid = np.arange(table.n_cells).reshape(table.shape)
+    per_dim = [
+        [(int(h.depth[p]), [p, *h.children[p]]) for p in h.internal.tolist()]
+        for h in table.hierarchies
+    ]
+    out = []
+    for combo in itertools.product(*per_dim):
+        depth = sum(c[0] for c in combo)
+        out.append((depth, grid[np.ix_(*[c[1] for c in combo])]))
+    out.sort(key=lambda x: x[0])
+    return [cells for _, cells in out]
+
+
+@lru_cache(maxsize=256)
+def local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
+    """Relations of a flat table of ``shape`` (position 0 = marginal in each dimension)."""
+    n = int(np.prod(shape))
+    idx = np.arange(n).reshape(shape)
+    rows, cols, vals = [], [], []
+    n_rows = 0
+    for d in range(len(shape)):
+        moved = np.moveaxis(idx, d, 0).reshape(shape[d], -1)
+        other = moved.shape[1]
+        r = n_rows + np.arange(other)
+        rows.append(np.tile(r, shape[d]))
+        cols.append(moved.ravel())
+        vals.append(np.r_[np.ones(other), -np.ones(other * (shape[d] - 1))])
+        n_rows += other
+    return sp.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n)
+    )
