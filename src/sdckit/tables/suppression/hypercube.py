@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import itertools
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from sdckit._validation import check_int
+from sdckit.errors import SdcWarning
 from sdckit.tables.suppression._common import (
     SuppressionResult,
     candidates,
@@ -196,6 +198,14 @@ def suppress_hypercube(
     repaired = 0
     if repair_limit and table.n_cells <= repair_limit:
         out, repaired = repair(out, w)
+    elif repair_limit:  # switched off explicitly with 0: the caller audits
+        warnings.warn(
+            f"The table has {table.n_cells} cells, more than repair_limit={repair_limit}: the "
+            "pattern was not audited as a whole and may leave primaries under-protected. Run "
+            "sdckit.tables.audit on it (and repair_suppression), or raise repair_limit.",
+            SdcWarning,
+            stacklevel=2,
+        )
     return make_result(
         out,
         table,

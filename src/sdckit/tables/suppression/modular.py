@@ -13,11 +13,13 @@ audited as a whole and repaired.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from sdckit._validation import check_int
+from sdckit.errors import SdcWarning
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables.suppression._common import (
     SuppressionResult,
@@ -69,7 +71,7 @@ def suppress_modular(
     cost: str | Any = "value",
     max_passes: int = 10,
     singletons: bool = True,
-    repair_limit: int = 20_000,
+    repair_limit: int = 250_000,
     marginal_penalty: float = 10.0,
     propagate: bool = False,
 ) -> SuppressionResult:
@@ -213,6 +215,14 @@ def suppress_modular(
     repaired = 0
     if repair_limit and table.n_cells <= repair_limit:
         out, repaired = repair(out, w)
+    elif repair_limit:  # switched off explicitly with 0: the caller audits
+        warnings.warn(
+            f"The table has {table.n_cells} cells, more than repair_limit={repair_limit}: the "
+            "pattern was not audited as a whole and may leave primaries under-protected. Run "
+            "sdckit.tables.audit on it (and repair_suppression), or raise repair_limit.",
+            SdcWarning,
+            stacklevel=2,
+        )
     return make_result(
         out,
         table,
