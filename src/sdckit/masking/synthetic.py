@@ -17,7 +17,6 @@ saved and reused, and ``generate(copies=m)`` gives several synthetic copies from
 
 from __future__ import annotations
 
-import itertools
 import os
 import pickle
 from collections.abc import Sequence
@@ -54,7 +53,8 @@ class _VariableModel:
     categorical: bool
     predictors: list[str]
     model: Any  # fitted sklearn estimator, or None for the marginal
-    leaf_values: dict[int, np.ndarray] | None
+    # leaves of a tree: sorted leaf ids, start and size of each leaf's donor values in ``pool``
+    leaf_values: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
     levels: pl.Series | None
     observed: np.ndarray  # original codes (categorical) or values (numeric)
     residual_sd: float = 0.0
@@ -185,11 +185,10 @@ class Synthesizer:
                     model = tree_cls(min_samples_leaf=leaf, random_state=state).fit(x, target)
                     leaves = model.apply(x)
                     order_idx = np.argsort(leaves, kind="stable")
-                    bounds = np.flatnonzero(np.r_[True, np.diff(leaves[order_idx]) != 0, True])
-                    leaf_values = {
-                        int(leaves[order_idx[a]]): target[order_idx[a:b]]
-                        for a, b in itertools.pairwise(bounds)
-                    }
+                    sorted_leaves = leaves[order_idx]
+                    starts = np.flatnonzero(np.r_[True, sorted_leaves[1:] != sorted_leaves[:-1]])
+                    sizes = np.diff(np.r_[starts, len(sorted_leaves)])
+                    leaf_values = (sorted_leaves[starts], starts, sizes, target[order_idx])
                 elif categorical:
                     if len(np.unique(target)) > 1:
                         model = LogisticRegression(max_iter=500).fit(x, target)
@@ -224,11 +223,12 @@ class Synthesizer:
             elif self.method == "cart":
                 x = self._features(out, vm.predictors, md)
                 leaves = vm.model.apply(x)
-                values = np.empty(n, dtype=vm.observed.dtype)
-                for leaf_id in np.unique(leaves):  # loop over leaves, not records
-                    rows = np.flatnonzero(leaves == leaf_id)
-                    pool = vm.leaf_values[int(leaf_id)]
-                    values[rows] = pool[rng.integers(0, len(pool), len(rows))]
+                assert vm.leaf_values is not None
+                leaf_ids, starts, sizes, pool = vm.leaf_values
+                where = np.searchsorted(leaf_ids, leaves)
+                # a random donor of the leaf for every synthetic record, all at once
+                pick = np.minimum((rng.random(n) * sizes[where]).astype(np.int64), sizes[where] - 1)
+                values = pool[starts[where] + pick]
             elif vm.categorical:
                 x = self._features(out, vm.predictors, md)
                 prob = vm.model.predict_proba(x)
