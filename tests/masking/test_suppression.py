@@ -311,3 +311,14 @@ def test_near_optimal_on_tiny_data() -> None:
         worse += ours > best
     # greedy + restoration find the optimum in (almost) every tiny case: 40 of these 40
     assert optimal >= 38, (optimal, worse)
+
+
+def test_risk_suppression_category_mode_reaches_the_threshold() -> None:
+    from sdckit import Microdata
+    from sdckit.masking import RiskSuppression
+
+    df = pl.DataFrame({"a": [1, 1, 2, 2, 3], "b": [1] * 5})
+    md = Microdata(df, keys=["a", "b"])
+    method = RiskSuppression(threshold=0.5, missing="category")
+    res = method.apply(md)
+    method.verify(md, res)  # recomputes the risks with missing values as a category

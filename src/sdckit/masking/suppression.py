@@ -435,9 +435,10 @@ class RiskSuppression(ProtectionMethod):
         priority = _priority(md, self.importance)
         m = len(md.keys)
         original_codes = md.key_codes.codes
-        if md.weight is None and self.missing == "wildcard":
+        if md.weight is None:
             # without weights the risk is 1 / fk: the threshold is k-anonymity, reached by
-            # suppressing only in the records below k
+            # suppressing only in the records below k (missing values as wildcards or as a
+            # category, as the measure is asked to treat them)
             k = max(1, int(np.floor(1.0 / threshold)))
             while 1.0 / k > threshold:
                 k += 1
@@ -447,7 +448,8 @@ class RiskSuppression(ProtectionMethod):
                     f"alike); the threshold {threshold} cannot be reached."
                 )
             kc = md.key_codes
-            codes = _suppress_codes(kc.codes, kc.cardinalities, k, priority, True, pull=False)
+            wildcard = self.missing == "wildcard"
+            codes = _suppress_codes(kc.codes, kc.cardinalities, k, priority, wildcard, pull=False)
             return self._result(md, (codes < 0) & (original_codes >= 0), threshold)
         missing = original_codes < 0
         current = md
