@@ -150,6 +150,8 @@ class Synthesizer:
     def fit(self, data: Any, **roles: Any) -> Synthesizer:
         """Fit the models on the original file (a frame with roles, or a Microdata)."""
         from sklearn.linear_model import LinearRegression, LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
         from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
         check_choice(self.method, "method", ("cart", "parametric"))
@@ -191,7 +193,9 @@ class Synthesizer:
                     leaf_values = (sorted_leaves[starts], starts, sizes, target[order_idx])
                 elif categorical:
                     if len(np.unique(target)) > 1:
-                        model = LogisticRegression(max_iter=500).fit(x, target)
+                        model = make_pipeline(
+                            StandardScaler(), LogisticRegression(max_iter=1000)
+                        ).fit(x, target)
                 else:
                     model = LinearRegression().fit(x, target)
                     resid_sd = float(np.std(target - model.predict(x), ddof=1))
