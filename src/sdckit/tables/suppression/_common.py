@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ import scipy.sparse as sp
 
 from sdckit._results import Summary
 from sdckit._validation import check_choice
-from sdckit.errors import ParameterError
+from sdckit.errors import ParameterError, SdcWarning
 from sdckit.tables._lp import new_highs
 from sdckit.tables.audit import AuditResult, audit
 from sdckit.tables.table import CellStatus, Table
@@ -242,15 +243,19 @@ def _targets(
 def repair(table: Table, cost: np.ndarray, *, max_rounds: int = 5) -> tuple[Table, int]:
     """Audit ``table`` and protect every under-protected primary with the full-table LP.
 
-    Returns the repaired table and the number of cells added.
+    Returns the repaired table and the number of cells added.  If primaries stay
+    under-protected (no pattern can protect them, or the rounds ran out), a
+    :class:`~sdckit.errors.SdcWarning` names how many: the pattern must not be published as it is.
     """
     added = 0
+    clean = False
     m = table.constraint_matrix
     cells = np.arange(table.n_cells)
     for _ in range(max_rounds):
         res = audit(table, intervals="check")
         bad = res.under_protected
         if not len(bad):
+            clean = True
             break
         prim, up, low, sl = requirements(table)
         keep = np.isin(prim, bad)
@@ -261,6 +266,16 @@ def repair(table: Table, cost: np.ndarray, *, max_rounds: int = 5) -> tuple[Tabl
             break
         added += int(fresh.sum())
         table = table.suppress(fresh)
+    if not clean:
+        remaining = audit(table, intervals="check").under_protected
+        if len(remaining):
+            warnings.warn(
+                f"{len(remaining)} primary cell(s) remain under-protected after the repair "
+                "(for example zero cells whose relations cannot move); the audit lists them. "
+                "Do not publish this pattern: change the rules or the table.",
+                SdcWarning,
+                stacklevel=3,
+            )
     return table, added
 
 
