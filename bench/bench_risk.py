@@ -10,46 +10,18 @@ from __future__ import annotations
 
 import gc
 import sys
-import threading
 import time
 from pathlib import Path
 
 import polars as pl
-import psutil
 
+from _memory import PeakMemory  # bench/_memory.py
 from sdckit import Microdata
 from sdckit.risk import individual_risk
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bench"
 KEYS = [f"k{i}" for i in range(1, 8)]
 SDCMICRO_SECONDS = {"synth_1e6": 1.1 + 1.8, "synth_5e6": 5.8 + 9.2}
-
-
-class PeakMemory:
-    """Peak resident memory (RSS) of this process while the block runs, sampled every 5 ms."""
-
-    def __enter__(self) -> PeakMemory:
-        self.process = psutil.Process()
-        self.start = self.process.memory_info().rss
-        self.peak = self.start
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-        return self
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.process.memory_info().rss)
-            time.sleep(0.005)
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.process.memory_info().rss)
-
-    @property
-    def extra_mb(self) -> float:
-        return (self.peak - self.start) / 2**20
 
 
 def polars_floor(df: pl.DataFrame) -> pl.DataFrame:
@@ -78,8 +50,10 @@ def best_of(fn, df: pl.DataFrame, repeats: int) -> tuple[float, float, object]:
 
 def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    print("| file | records | sdckit fk+Fk+risk (s) | peak extra MB | polars group-by+join (s) |"
-          " peak extra MB | ratio | sdcMicro (s) | speed-up vs sdcMicro | sample uniques | ER |")
+    print(
+        "| file | records | sdckit fk+Fk+risk (s) | peak extra MB | polars group-by+join (s) |"
+        " peak extra MB | ratio | sdcMicro (s) | speed-up vs sdcMicro | sample uniques | ER |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in ("synth_1e6", "synth_5e6"):
         df = pl.read_parquet(DATA / f"{name}.parquet")

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import gc
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import polars as pl
-import psutil
 
+from _memory import PeakMemory  # bench/_memory.py
 from sdckit import Microdata
 from sdckit.risk.suda import suda2
 from sdckit.risk.unsafe import minimal_unsafe_combinations
@@ -27,33 +26,6 @@ from sdckit.risk.unsafe import minimal_unsafe_combinations
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 SYNTH_KEYS = [f"k{i}" for i in range(1, 8)]
-
-
-class PeakMemory:
-    """Peak resident memory (RSS) of this process while the block runs, sampled every 5 ms."""
-
-    def __enter__(self) -> PeakMemory:
-        self.process = psutil.Process()
-        self.start = self.process.memory_info().rss
-        self.peak = self.start
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-        return self
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.process.memory_info().rss)
-            time.sleep(0.005)
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self.process.memory_info().rss)
-
-    @property
-    def extra_mb(self) -> float:
-        return (self.peak - self.start) / 2**20
 
 
 def best_of(fn: Callable[[], str], repeats: int) -> tuple[float, float, float, str]:

@@ -279,6 +279,27 @@ def repair(table: Table, cost: np.ndarray, *, max_rounds: int = 5) -> tuple[Tabl
     return table, added
 
 
+def repair_within_limit(
+    table: Table, original: Table, cost: np.ndarray, repair_limit: int
+) -> tuple[Table, int]:
+    """Repair a heuristic pattern by the full-table audit when the table is small enough.
+
+    Above ``repair_limit`` cells a :class:`~sdckit.errors.SdcWarning` says the pattern was not
+    audited as a whole; ``repair_limit=0`` switches the repair off silently (the caller audits).
+    """
+    if repair_limit and original.n_cells <= repair_limit:
+        return repair(table, cost)
+    if repair_limit:
+        warnings.warn(
+            f"The table has {original.n_cells} cells, more than repair_limit={repair_limit}: "
+            "the pattern was not audited as a whole and may leave primaries under-protected. "
+            "Run sdckit.tables.audit on it (and repair_suppression), or raise repair_limit.",
+            SdcWarning,
+            stacklevel=3,
+        )
+    return table, 0
+
+
 def fix_singletons(table: Table, cost: np.ndarray) -> Table:
     """Add the cheapest cell to each relation where a singleton is protected by one cell only."""
     from sdckit.tables.audit import singleton_violations

@@ -13,13 +13,11 @@ audited as a whole and repaired.
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any
 
 import numpy as np
 
 from sdckit._validation import check_int
-from sdckit.errors import SdcWarning
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables.suppression._common import (
     SuppressionResult,
@@ -29,7 +27,7 @@ from sdckit.tables.suppression._common import (
     fix_singletons,
     make_result,
     protect_with_lp,
-    repair,
+    repair_within_limit,
     requirements,
 )
 from sdckit.tables.suppression._subtables import local_relations, subtables
@@ -212,17 +210,7 @@ def suppress_modular(
     out = table.suppress(supp & ~table.suppressed)
     if singletons:
         out = fix_singletons(out, w)
-    repaired = 0
-    if repair_limit and table.n_cells <= repair_limit:
-        out, repaired = repair(out, w)
-    elif repair_limit:  # switched off explicitly with 0: the caller audits
-        warnings.warn(
-            f"The table has {table.n_cells} cells, more than repair_limit={repair_limit}: the "
-            "pattern was not audited as a whole and may leave primaries under-protected. Run "
-            "sdckit.tables.audit on it (and repair_suppression), or raise repair_limit.",
-            SdcWarning,
-            stacklevel=2,
-        )
+    out, repaired = repair_within_limit(out, table, w, repair_limit)
     return make_result(
         out,
         table,
