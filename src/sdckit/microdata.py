@@ -378,8 +378,12 @@ class Microdata:
 def as_microdata(data: Any, **roles: Any) -> Microdata:
     """Return ``data`` if it is a :class:`Microdata`, else build one from a frame and roles.
 
-    Roles given together with a :class:`Microdata` replace its roles.
+    The result of a protection method (anything with a ``microdata`` attribute) gives its
+    protected file.  Roles given together with a :class:`Microdata` replace its roles.
     """
+    inner = getattr(data, "microdata", None)
+    if isinstance(inner, Microdata):
+        data = inner
     if isinstance(data, Microdata):
         active = {k: v for k, v in roles.items() if v is not None}
         return data.with_frame(data.frame, **active) if active else data

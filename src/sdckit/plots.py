@@ -15,8 +15,7 @@ from matplotlib.figure import Figure
 
 from sdckit._codes import encode_column
 from sdckit.errors import ColumnError
-from sdckit.masking._base import Protected
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import as_microdata
 
 __all__ = [
     "bar_chart",
@@ -36,10 +35,6 @@ PROTECTED = "#d9822b"
 
 
 def _frame(data: Any) -> pl.DataFrame:
-    if isinstance(data, Protected):
-        return data.microdata.frame
-    if isinstance(data, Microdata):
-        return data.frame
     return as_microdata(data).frame
 
 

@@ -31,11 +31,11 @@ import polars as pl
 from scipy import linalg, stats
 from scipy.spatial import cKDTree
 
-from sdckit._frames import FrameInfo, to_polars
+from sdckit._frames import FrameInfo
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_columns_exist, check_int, check_real, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError, SdcWarning
-from sdckit.microdata import Microdata
+from sdckit.microdata import as_microdata
 
 __all__ = [
     "IntervalDisclosureResult",
@@ -60,13 +60,8 @@ class _Pair:
 
 
 def _frame_of(data: Any) -> tuple[pl.DataFrame, FrameInfo, tuple[str, ...]]:
-    inner = getattr(data, "microdata", None)  # the result of a protection method
-    if isinstance(inner, Microdata):
-        data = inner
-    if isinstance(data, Microdata):
-        return data.frame, data.frame_info, data.numeric
-    frame, info = to_polars(data)
-    return frame, info, ()
+    md = as_microdata(data)  # a frame, a Microdata or the result of a protection method
+    return md.frame, md.frame_info, md.numeric
 
 
 def _matrix(frame: pl.DataFrame, numeric: tuple[str, ...], which: str) -> np.ndarray:

@@ -10,19 +10,14 @@ import polars as pl
 
 from sdckit._validation import check_columns_exist, column_list
 from sdckit.errors import ColumnError, DataError
-from sdckit.masking._base import Protected
 from sdckit.microdata import Microdata, as_microdata
 
 __all__ = ["paired_frames", "weights_of"]
 
 
-def _frame_of(data: Any) -> tuple[pl.DataFrame, Microdata | None]:
-    if isinstance(data, Protected):
-        return data.microdata.frame, data.microdata
-    if isinstance(data, Microdata):
-        return data.frame, data
-    md = as_microdata(data)
-    return md.frame, None
+def _frame_of(data: Any) -> tuple[pl.DataFrame, Microdata]:
+    md = as_microdata(data)  # a frame, a Microdata or the result of a protection method
+    return md.frame, md
 
 
 def paired_frames(
@@ -38,7 +33,8 @@ def paired_frames(
     """
     left, md = _frame_of(original)
     right, md_right = _frame_of(protected)
-    md = md or md_right
+    if not (md.keys or md.numeric) and (md_right.keys or md_right.numeric):
+        md = md_right  # roles known only from the protected file
     cols = column_list(columns, role if role != "keys" else "variables")
     if not cols and md is not None:
         cols = md.numeric if role == "numeric" else md.keys
