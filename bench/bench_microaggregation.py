@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from sdckit.masking.microaggregation import (
+from sdckit.masking._microaggregation import (
     information_loss_lower_bound,
     microaggregation,
 )

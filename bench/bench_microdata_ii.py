@@ -29,8 +29,8 @@ import polars as pl
 
 from sdckit import Microdata
 from sdckit.datasets import DEMO_ROLES, generate_census, load_demo
-from sdckit.masking.pram import Pram
-from sdckit.masking.rank_swapping import RankSwapping
+from sdckit.masking._pram import Pram
+from sdckit.masking._rank_swapping import RankSwapping
 from sdckit.masking.record_swapping import TargetedRecordSwapping, swap_table_loss
 from sdckit.masking.shuffling import Shuffling
 from sdckit.masking.synthetic import Synthesis, propensity_mse, replicated_uniques

@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from sdckit import Microdata
-from sdckit.masking.marginal_swap import MarginalPreservingSwap
+from sdckit.masking._marginal_swap import MarginalPreservingSwap
 from sdckit.risk.graphical import DecomposableModel, decomposable_risk, search_decomposable
 from sdckit.risk.graphical.model import _fit, margin_table
 from sdckit.risk.loglinear import loglinear_risk

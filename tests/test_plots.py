@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from sdckit import plots
 from sdckit.errors import ColumnError
-from sdckit.masking.rank_swapping import RankSwapping
+from sdckit.masking._rank_swapping import RankSwapping
 from sdckit.risk import individual_risk
 from sdckit.utility import regression_comparison, ru_map
 

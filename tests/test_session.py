@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from sdckit.errors import ParameterError
-from sdckit.masking.pram import Pram
-from sdckit.masking.rank_swapping import RankSwapping
+from sdckit.masking._pram import Pram
+from sdckit.masking._rank_swapping import RankSwapping
 from sdckit.session import Session
 
 

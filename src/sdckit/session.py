@@ -85,7 +85,7 @@ class Session:
     Examples
     --------
     >>> import polars as pl
-    >>> from sdckit.masking.pram import Pram
+    >>> from sdckit.masking import Pram
     >>> df = pl.DataFrame({"sex": [1, 2] * 50, "reg": [1, 2, 3, 4, 5] * 20})
     >>> s = Session(df, keys=["sex", "reg"])
     >>> _ = s.apply(Pram(variables=["reg"], seed=1))

@@ -19,7 +19,7 @@ from sdckit.cli._job import RiskTarget, _steps, _type_ok, load_job, method_class
 from sdckit.cli.app import app
 from sdckit.datasets import generate_census
 from sdckit.io import read_data, write_data
-from sdckit.masking.pram import Pram
+from sdckit.masking._pram import Pram
 from sdckit.masking.suppression import LocalSuppression
 from sdckit.risk import frequencies, individual_risk
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import ParameterError
-from sdckit.masking.marginal_swap import MarginalPreservingSwap, marginal_swap, swap_sides
+from sdckit.masking._marginal_swap import MarginalPreservingSwap, marginal_swap, swap_sides
 from sdckit.risk.graphical import DecomposableModel, decomposable_risk, random_chordal_graph
 
 KEYS = ["a", "b", "c", "d"]

@@ -17,7 +17,7 @@ from sdckit.errors import ColumnError, DataError, InfeasibleError, ParameterErro
 from sdckit.masking._mdav import mdav_labels
 from sdckit.masking._refine import refine_partition
 from sdckit.masking._univariate import optimal_univariate_labels
-from sdckit.masking.microaggregation import (
+from sdckit.masking._microaggregation import (
     Microaggregation,
     information_loss_lower_bound,
     information_loss_sse,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.masking.pram import (
+from sdckit.masking._pram import (
     Pram,
     generate_transition,
     invariant_transition,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.masking.rank_swapping import RankSwapping, rank_swapping
+from sdckit.masking._rank_swapping import RankSwapping, rank_swapping
 
 
 @given(

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.risk.frequencies import frequencies
+from sdckit.risk._frequencies import frequencies
 from sdckit.risk.suda import suda2
 from sdckit.risk.unsafe import minimal_unsafe_combinations
 

@@ -6,15 +6,15 @@ protected data in the caller's frame type, row order and index, and a record of 
 """
 
 from sdckit.masking._base import Protected, ProtectionMethod
-from sdckit.masking.marginal_swap import MarginalPreservingSwap, marginal_swap
-from sdckit.masking.microaggregation import (
+from sdckit.masking._marginal_swap import MarginalPreservingSwap, marginal_swap, swap_sides
+from sdckit.masking._microaggregation import (
     Microaggregation,
     information_loss_lower_bound,
     information_loss_sse,
     microaggregation,
 )
 from sdckit.masking.noise import AddNoise, add_noise
-from sdckit.masking.pram import (
+from sdckit.masking._pram import (
     Pram,
     PramEstimate,
     generate_transition,
@@ -22,7 +22,7 @@ from sdckit.masking.pram import (
     pram,
     pram_estimate,
 )
-from sdckit.masking.rank_swapping import RankSwapping, rank_swapping
+from sdckit.masking._rank_swapping import RankSwapping, rank_swapping
 from sdckit.masking.recoding import (
     GlobalRecoding,
     IntervalRecoding,
@@ -91,6 +91,7 @@ __all__ = [
     "shuffle",
     "subsample",
     "suppress_risky_records",
+    "swap_sides",
     "swap_table_loss",
     "synthesize",
     "targeted_record_swapping",

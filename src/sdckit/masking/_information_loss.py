@@ -2,7 +2,7 @@
 
 :func:`information_loss_sse` evaluates any grouping; :func:`information_loss_lower_bound` is the
 sum over variables of the optimal univariate SSE (Hansen-Mukherjee), a lower bound for every
-k-partition.  Both are re-exported by :mod:`sdckit.masking.microaggregation`.
+k-partition.  Both are re-exported by :mod:`sdckit.masking._microaggregation`.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def information_loss_sse(values: Any, groups: Any) -> float:
 
     Examples
     --------
-    >>> from sdckit.masking.microaggregation import information_loss_sse
+    >>> from sdckit.masking import information_loss_sse
     >>> round(information_loss_sse([[1.0], [2.0], [10.0], [11.0]], [0, 0, 1, 1]), 4)
     1.2195
     """
@@ -104,7 +104,7 @@ def information_loss_lower_bound(values: Any, k: int) -> float:
 
     Examples
     --------
-    >>> from sdckit.masking.microaggregation import information_loss_lower_bound
+    >>> from sdckit.masking import information_loss_lower_bound
     >>> round(information_loss_lower_bound([[1.0], [2.0], [10.0], [11.0]], 2), 4)
     1.2195
     """

@@ -2,7 +2,7 @@
 
 The kernel takes standardised data and returns group labels; the
 public API (standardisation, strata, aggregation, results) is in
-:mod:`sdckit.masking.microaggregation`.
+:mod:`sdckit.masking._microaggregation`.
 
 MDAV keeps the remaining records in a column-major ``(p, m)`` array and removes a group by
 swapping its records with the last active ones, so that every distance pass runs over contiguous

@@ -2,7 +2,7 @@
 
 :class:`LocalSuppression` reaches k-anonymity on the key variables with missing values matching
 any value (sdcMicro's ``localSuppression`` semantics, ``fk`` as in
-:func:`sdckit.risk.frequencies` with ``missing="wildcard"``, ``alpha=1``), suppressing few values
+:func:`sdckit.risk._frequencies` with ``missing="wildcard"``, ``alpha=1``), suppressing few values
 and the least important keys first.  :class:`RiskSuppression` suppresses key values of records
 whose individual re-identification risk exceeds a threshold.
 
@@ -33,7 +33,7 @@ from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.masking._suppression_kernel import key_words, suppress_to_k
 from sdckit.masking._suppression_restore import restore_values
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.risk.frequencies import frequency_counts
+from sdckit.risk._frequencies import frequency_counts
 
 __all__ = [
     "LocalSuppression",
@@ -212,7 +212,7 @@ class LocalSuppression(ProtectionMethod):
     """Local suppression of key values to reach k-anonymity.
 
     Key values are set to missing so that every record has ``fk >= k``, where a missing value
-    matches any value (as :func:`sdckit.risk.frequencies` with ``missing="wildcard"``).  Few
+    matches any value (as :func:`sdckit.risk._frequencies` with ``missing="wildcard"``).  Few
     values are suppressed, and among equally good choices the least important key.
 
     Parameters

@@ -1,7 +1,7 @@
 """Disclosure risk of microdata: frequencies, k-anonymity, l-diversity, individual risk, SUDA2."""
 
 from sdckit.risk.diversity import LDiversityResult, l_diversity
-from sdckit.risk.frequencies import (
+from sdckit.risk._frequencies import (
     FrequencyResult,
     KAnonymityViolations,
     frequencies,

@@ -27,7 +27,7 @@ from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_real
 from sdckit.errors import SdcWarning
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.risk.frequencies import FrequencyResult, MissingMode, frequency_counts
+from sdckit.risk._frequencies import FrequencyResult, MissingMode, frequency_counts
 
 __all__ = [
     "HouseholdRiskResult",
@@ -258,7 +258,7 @@ def individual_risk(
         ``"approx"`` reproduces sdcMicro's ``measure_risk``; ``"exact"`` evaluates the model's
         expectation exactly (slightly lower for ``fk >= 3``).
     missing, alpha
-        Treatment of missing key values, as in :func:`~sdckit.risk.frequencies`.
+        Treatment of missing key values, as in :func:`~sdckit.risk._frequencies`.
 
     Returns
     -------

@@ -39,7 +39,7 @@ from sdckit._results import Summary, records_frame
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.risk.frequencies import _wildcard_counts
+from sdckit.risk._frequencies import _wildcard_counts
 
 __all__ = ["Suda2Result", "suda2"]
 

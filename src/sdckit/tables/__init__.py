@@ -1,6 +1,6 @@
 """Statistical tables: model, sensitivity rules, suppression, audit, rounding, cell key."""
 
-from sdckit.tables.audit import AuditResult, audit, singleton_violations
+from sdckit.tables._audit import AuditResult, audit, singleton_violations
 from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,

@@ -217,7 +217,7 @@ def ru_map(
     Examples
     --------
     >>> import numpy as np, polars as pl
-    >>> from sdckit.masking.rank_swapping import RankSwapping
+    >>> from sdckit.masking import RankSwapping
     >>> rng = np.random.default_rng(0)
     >>> df = pl.DataFrame({"x": rng.normal(size=200), "y": rng.normal(size=200)})
     >>> grid = {f"swap p={p}": RankSwapping(p=p) for p in (1, 5, 20)}

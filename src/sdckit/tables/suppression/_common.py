@@ -22,7 +22,7 @@ from sdckit._results import Summary
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
 from sdckit.tables._lp import new_highs
-from sdckit.tables.audit import AuditResult, audit
+from sdckit.tables._audit import AuditResult, audit
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -74,7 +74,7 @@ class SuppressionResult:
         return self.table.to_frame()
 
     def audit(self, **kwargs: Any) -> AuditResult:
-        """The LP audit of the pattern (see :func:`~sdckit.tables.audit`)."""
+        """The LP audit of the pattern (see :func:`~sdckit.tables._audit`)."""
         return audit(self.table, **kwargs)
 
     def summary(self) -> Summary:
@@ -293,7 +293,7 @@ def repair_within_limit(
         warnings.warn(
             f"The table has {original.n_cells} cells, more than repair_limit={repair_limit}: "
             "the pattern was not audited as a whole and may leave primaries under-protected. "
-            "Run sdckit.tables.audit on it (and repair_suppression), or raise repair_limit.",
+            "Run sdckit.tables._audit on it (and repair_suppression), or raise repair_limit.",
             SdcWarning,
             stacklevel=3,
         )
@@ -302,7 +302,7 @@ def repair_within_limit(
 
 def fix_singletons(table: Table, cost: np.ndarray) -> Table:
     """Add the cheapest cell to each relation where a singleton is protected by one cell only."""
-    from sdckit.tables.audit import singleton_violations
+    from sdckit.tables._audit import singleton_violations
 
     for _ in range(10):
         rows = singleton_violations(table)

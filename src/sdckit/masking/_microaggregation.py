@@ -158,7 +158,7 @@ class Microaggregation(ProtectionMethod):
     Examples
     --------
     >>> import polars as pl
-    >>> from sdckit.masking.microaggregation import Microaggregation
+    >>> from sdckit.masking import Microaggregation
     >>> df = pl.DataFrame({"x": [1.0, 2.0, 3.0, 10.0, 11.0, 12.0]})
     >>> out = Microaggregation(k=3).apply(df, numeric=["x"])
     >>> out.data["x"].to_list()
@@ -421,7 +421,7 @@ def microaggregation(
     Examples
     --------
     >>> import polars as pl
-    >>> from sdckit.masking.microaggregation import microaggregation
+    >>> from sdckit.masking import microaggregation
     >>> df = pl.DataFrame({"x": [1.0, 2.0, 3.0, 10.0, 11.0, 12.0], "y": [5, 6, 7, 1, 2, 3]})
     >>> result = microaggregation(df, numeric=["x", "y"], k=3)
     >>> result.data["y"].to_list()

@@ -44,7 +44,7 @@ def swap_sides(model: DecomposableModel) -> list[tuple[tuple[int, ...], tuple[in
 
     Examples
     --------
-    >>> from sdckit.masking.marginal_swap import swap_sides
+    >>> from sdckit.masking import swap_sides
     >>> from sdckit.risk.graphical import DecomposableModel
     >>> swap_sides(DecomposableModel.from_cliques(["a", "b", "c"], [("a", "b"), ("b", "c")]))
     [((1,), (0,)), ((1,), (2,))]
@@ -138,7 +138,7 @@ class MarginalPreservingSwap(ProtectionMethod):
     --------
     >>> import polars as pl
     >>> from sdckit import Microdata
-    >>> from sdckit.masking.marginal_swap import MarginalPreservingSwap
+    >>> from sdckit.masking import MarginalPreservingSwap
     >>> df = pl.DataFrame({"a": [0, 0, 1, 1, 2, 2], "b": [0, 0, 0, 1, 1, 1],
     ...                    "c": [0, 1, 0, 1, 0, 1]})
     >>> method = MarginalPreservingSwap(model=[("a", "b"), ("b", "c")], threshold=0.0,
@@ -301,7 +301,7 @@ def marginal_swap(
     Examples
     --------
     >>> import polars as pl
-    >>> from sdckit.masking.marginal_swap import marginal_swap
+    >>> from sdckit.masking import marginal_swap
     >>> df = pl.DataFrame({"a": [0, 0, 1, 1, 2, 2], "b": [0, 0, 0, 1, 1, 1],
     ...                    "c": [0, 1, 0, 1, 0, 1]})
     >>> res = marginal_swap(df, keys=["a", "b", "c"], model=[("a", "b"), ("b", "c")],
