@@ -13,6 +13,7 @@ __all__ = [
     "ParameterError",
     "SdcError",
     "SdcWarning",
+    "VerificationError",
 ]
 
 
@@ -34,6 +35,14 @@ class DataError(SdcError, ValueError):
 
 class InfeasibleError(SdcError):
     """The requested protection cannot be reached with the given settings."""
+
+
+class VerificationError(SdcError, AssertionError):
+    """A protection does not hold what it promises (raised by ``verify()`` and release checks).
+
+    It is also an :class:`AssertionError`, so older ``except AssertionError`` clauses still
+    catch it; unlike a bare ``assert`` it is raised under ``python -O`` too.
+    """
 
 
 class SdcWarning(UserWarning):

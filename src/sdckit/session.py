@@ -20,8 +20,8 @@ import polars as pl
 
 from sdckit._results import Summary
 from sdckit.errors import ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = ["Session", "Step", "assess"]
 

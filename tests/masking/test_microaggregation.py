@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from sdckit import Microdata
 from sdckit.errors import ColumnError, DataError, InfeasibleError, ParameterError
 from sdckit.masking._mdav import mdav_labels
-from sdckit.masking._refine import refine_partition
-from sdckit.masking._univariate import optimal_univariate_labels
 from sdckit.masking._microaggregation import (
     Microaggregation,
     information_loss_lower_bound,
     information_loss_sse,
     microaggregation,
 )
+from sdckit.masking._refine import refine_partition
+from sdckit.masking._univariate import optimal_univariate_labels
 
 # benchmarks.md A1.2 (MDAV) and A1.3 (univariate lower bound), Census = CASCrefmicrodata
 CENSUS_MDAV = {3: 5.6922, 4: 7.4947, 5: 9.0884, 10: 14.1559}

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._base import Protected
 from sdckit.masking.noise import AddNoise, add_noise
+from sdckit.protection import Protected
 
 COV = np.array([[4.0, 1.2, 0.5], [1.2, 2.0, -0.4], [0.5, -0.4, 1.0]])
 

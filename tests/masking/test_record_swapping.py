@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from sdckit import Microdata
 from sdckit.datasets import generate_census
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._base import Protected
 from sdckit.masking.record_swapping import (
     TargetedRecordSwapping,
     swap_table_loss,
     targeted_record_swapping,
 )
+from sdckit.protection import Protected
 
 HIERARCHY = ["region", "district", "area"]
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.masking._base import Protected
 from sdckit.masking.sampling import SubSample, subsample
+from sdckit.protection import Protected
 
 
 def _strata_frame(sizes: list[int], seed: int = 0) -> pl.DataFrame:

@@ -15,8 +15,8 @@ import pytest
 
 from sdckit.datasets import DEMO_ROLES, generate_census
 from sdckit.errors import DataError, ParameterError
-from sdckit.masking.noise import AddNoise
 from sdckit.masking._pram import Pram
+from sdckit.masking.noise import AddNoise
 from sdckit.masking.suppression import LocalSuppression
 from sdckit.report import describe_step, render_report, write_report
 from sdckit.risk import frequencies

@@ -9,10 +9,8 @@ message naming the problem) for anything wrong, so a bad job fails before the re
 from __future__ import annotations
 
 import difflib
-import importlib
 import itertools
 import numbers
-import pkgutil
 import re
 import tomllib
 import types
@@ -27,8 +25,8 @@ import polars as pl
 
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ColumnError, DataError, ParameterError, SdcError
-from sdckit.masking._base import ProtectionMethod
 from sdckit.microdata import Microdata
+from sdckit.protection import ProtectionMethod
 
 __all__ = [
     "CandidateSpec",
@@ -54,12 +52,9 @@ def _snake(name: str) -> str:
 
 def method_registry() -> dict[str, type[ProtectionMethod]]:
     """Every protection method by class name (imports each module of :mod:`sdckit.masking`)."""
-    import sdckit.masking
+    from sdckit.protection import registry
 
-    for info in pkgutil.iter_modules(sdckit.masking.__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"sdckit.masking.{info.name}")
-    return dict(ProtectionMethod.registry)
+    return dict(registry())  # type: ignore[arg-type]
 
 
 def method_class(name: object, where: str) -> type[ProtectionMethod]:

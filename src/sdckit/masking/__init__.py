@@ -5,7 +5,6 @@ function twin (``pram(df, variables=[...], seed=1)``); both return a :class:`Pro
 protected data in the caller's frame type, row order and index, and a record of what changed.
 """
 
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.masking._marginal_swap import MarginalPreservingSwap, marginal_swap, swap_sides
 from sdckit.masking._microaggregation import (
     Microaggregation,
@@ -13,7 +12,6 @@ from sdckit.masking._microaggregation import (
     information_loss_sse,
     microaggregation,
 )
-from sdckit.masking.noise import AddNoise, add_noise
 from sdckit.masking._pram import (
     Pram,
     PramEstimate,
@@ -23,6 +21,7 @@ from sdckit.masking._pram import (
     pram_estimate,
 )
 from sdckit.masking._rank_swapping import RankSwapping, rank_swapping
+from sdckit.masking.noise import AddNoise, add_noise
 from sdckit.masking.recoding import (
     GlobalRecoding,
     IntervalRecoding,
@@ -52,6 +51,7 @@ from sdckit.masking.synthetic import (
     replicated_uniques,
     synthesize,
 )
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
     "AddNoise",

@@ -24,8 +24,8 @@ import polars as pl
 
 from sdckit._validation import check_int, check_real, check_seed
 from sdckit.errors import ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 from sdckit.risk.graphical._margins import table_codes
 from sdckit.risk.graphical.chordal import junction_tree
 from sdckit.risk.graphical.model import DecomposableModel, _as_model, decomposable_risk

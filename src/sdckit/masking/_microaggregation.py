@@ -57,7 +57,6 @@ from sdckit._validation import (
     column_list,
 )
 from sdckit.errors import ColumnError, DataError, InfeasibleError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.masking._information_loss import (
     _zscores,
     information_loss_lower_bound,
@@ -67,6 +66,7 @@ from sdckit.masking._mdav import mdav_labels
 from sdckit.masking._refine import refine_partition
 from sdckit.masking._univariate import optimal_univariate_labels
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
     "Microaggregation",

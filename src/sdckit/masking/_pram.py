@@ -23,8 +23,8 @@ import polars as pl
 from sdckit._codes import encode_column, group_ids
 from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
     "Pram",

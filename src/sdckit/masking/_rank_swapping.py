@@ -25,8 +25,8 @@ import polars as pl
 
 from sdckit._validation import check_choice, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = ["RankSwapping", "rank_swapping"]
 

@@ -58,8 +58,8 @@ from sdckit._validation import (
     column_list,
 )
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod, changed_cells
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod, changed_cells
 
 __all__ = ["AddNoise", "add_noise"]
 

@@ -20,8 +20,8 @@ import polars as pl
 
 from sdckit._validation import check_choice, check_columns_exist, check_int, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
     "GlobalRecoding",

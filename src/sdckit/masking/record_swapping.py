@@ -43,8 +43,8 @@ from sdckit._codes import encode_column, first_index, group_ids
 from sdckit._results import Summary
 from sdckit._validation import check_columns_exist, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 if TYPE_CHECKING:
     from sdckit.utility.categorical import TableDistances

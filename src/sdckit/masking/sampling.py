@@ -31,8 +31,8 @@ import polars as pl
 from sdckit._codes import encode_column
 from sdckit._validation import check_choice, check_real, check_seed
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = ["SubSample", "subsample"]
 

@@ -20,8 +20,8 @@ import polars as pl
 from sdckit._codes import encode_column
 from sdckit._validation import check_seed, column_list
 from sdckit.errors import ColumnError, DataError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = ["Shuffling", "shuffle"]
 

@@ -29,10 +29,20 @@ import polars as pl
 from sdckit._codes import group_ids
 from sdckit._validation import check_choice, check_int, check_real
 from sdckit.errors import ColumnError, InfeasibleError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.masking._suppression_kernel import key_words, suppress_to_k
 from sdckit.masking._suppression_restore import restore_values
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import (
+    ColumnMap,
+    Integer,
+    ListOf,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Real,
+    require,
+)
 from sdckit.risk._frequencies import frequency_counts
 
 __all__ = [
@@ -194,7 +204,7 @@ def _check_only_suppressed(original: Microdata, protected: Protected) -> None:
     """Every changed value was a key value set to missing; other columns are untouched."""
     before = original.frame
     after = protected.microdata.frame
-    assert after.columns == before.columns, "columns changed"
+    require(after.columns == before.columns, "the protected file has other columns")
     for name in before.columns:
         a, b = before.get_column(name), after.get_column(name)
         if a.dtype.is_float():
@@ -203,9 +213,12 @@ def _check_only_suppressed(original: Microdata, protected: Protected) -> None:
             b = b.fill_nan(None)
         if name in original.keys:
             kept = b.is_not_null()
-            assert (a.filter(kept) == b.cast(a.dtype).filter(kept)).all(), name
+            require(
+                (a.filter(kept) == b.cast(a.dtype).filter(kept)).all(),
+                f"values of the key {name!r} were changed, not only suppressed",
+            )
         else:
-            assert a.equals(b, null_equal=True), name
+            require(a.equals(b, null_equal=True), f"the column {name!r} was changed")
 
 
 class LocalSuppression(ProtectionMethod):
@@ -240,6 +253,26 @@ class LocalSuppression(ProtectionMethod):
     """
 
     name: ClassVar[str] = "local suppression"
+    description: ClassVar[str] = (
+        "Sets some values of the key variables ({variables}) to missing so that every key "
+        "combination is shared by at least k records (local suppression)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "k": Param(Integer(minimum=1), help="every key combination is shared by k records"),
+        "importance": Param(
+            ListOf(Integer(minimum=1), min_length=1),
+            ColumnMap(Integer(minimum=1), role="keys"),
+            None,
+            help="rank of each key; lower ranks (more important keys) are suppressed last",
+        ),
+        "combinations": Param(
+            Integer(minimum=1), None, help="reach k-anonymity on every subset of this many keys"
+        ),
+        "missing": Param(
+            Options("wildcard", "category"),
+            help="a missing value matches any value, or is a category of its own",
+        ),
+    }
 
     def __init__(
         self,
@@ -307,7 +340,7 @@ class LocalSuppression(ProtectionMethod):
         md = protected.microdata
         for subset in _key_subsets(len(md.keys), combos):
             fk = _fk_after(md, [md.keys[j] for j in subset], self.missing)
-            assert bool(np.all(fk >= k)), "some records have fk < k after suppression"
+            self._require(np.all(fk >= k), f"some records have fk < {k} after suppression")
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
@@ -394,6 +427,21 @@ class RiskSuppression(ProtectionMethod):
     """
 
     name: ClassVar[str] = "risk-based local suppression"
+    description: ClassVar[str] = (
+        "Sets some values of the key variables ({variables}) of records with a high "
+        "re-identification risk to missing until no record's risk exceeds a threshold."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "threshold": Param(
+            Real(minimum=0.0, maximum=1.0, min_open=True),
+            help="largest acceptable individual re-identification risk",
+        ),
+        "importance": LocalSuppression.parameters["importance"],
+        "method": Param(
+            Options("approx", "exact"), help="risk formula: sdcMicro's approximation or exact"
+        ),
+        "missing": LocalSuppression.parameters["missing"],
+    }
 
     def __init__(
         self,
@@ -492,7 +540,9 @@ class RiskSuppression(ProtectionMethod):
         threshold = self._check(original)
         _check_only_suppressed(original, protected)
         risk = self._risk(protected.microdata)
-        assert bool(np.all(risk <= threshold + 1e-12)), "some records remain above the threshold"
+        self._require(
+            np.all(risk <= threshold + 1e-12), "some records remain above the risk threshold"
+        )
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:

@@ -30,8 +30,8 @@ import polars as pl
 from sdckit._codes import encode_column
 from sdckit._validation import check_choice, check_int, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
     "Synthesis",

@@ -97,16 +97,9 @@ class _Plot:
 
 def _registry() -> dict[str, Any]:
     """Every protection method class by name (imports each module of :mod:`sdckit.masking`)."""
-    import importlib
-    import pkgutil
+    from sdckit.protection import registry
 
-    import sdckit.masking
-    from sdckit.masking._base import ProtectionMethod
-
-    for info in pkgutil.iter_modules(sdckit.masking.__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"sdckit.masking.{info.name}")
-    return dict(ProtectionMethod.registry)
+    return dict(registry())
 
 
 def _class_name(method_name: str) -> str | None:

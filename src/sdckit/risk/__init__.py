@@ -1,12 +1,12 @@
 """Disclosure risk of microdata: frequencies, k-anonymity, l-diversity, individual risk, SUDA2."""
 
-from sdckit.risk.diversity import LDiversityResult, l_diversity
 from sdckit.risk._frequencies import (
     FrequencyResult,
     KAnonymityViolations,
     frequencies,
     frequency_counts,
 )
+from sdckit.risk.diversity import LDiversityResult, l_diversity
 from sdckit.risk.graphical import (
     DecomposableFit,
     DecomposableModel,

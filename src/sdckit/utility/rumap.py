@@ -21,8 +21,8 @@ import polars as pl
 from sdckit._results import Summary
 from sdckit._validation import check_real
 from sdckit.errors import ParameterError
-from sdckit.masking._base import Protected, ProtectionMethod
 from sdckit.microdata import Microdata, as_microdata
+from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = ["RUMapResult", "loss_measure", "risk_measure", "ru_map"]
 

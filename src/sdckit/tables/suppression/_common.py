@@ -21,8 +21,8 @@ import scipy.sparse as sp
 from sdckit._results import Summary
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
-from sdckit.tables._lp import new_highs
 from sdckit.tables._audit import AuditResult, audit
+from sdckit.tables._lp import new_highs
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [

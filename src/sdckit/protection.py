@@ -1,0 +1,471 @@
+"""The protection contract: methods, their declared parameters, their results, the registry.
+
+Every protection method of sdckit (microdata methods in :mod:`sdckit.masking`, sensitivity
+rules and secondary-suppression methods in :mod:`sdckit.tables`) follows one contract, as
+scikit-learn's estimators do:
+
+* ``__init__`` takes keyword-only parameters and only stores them; ``get_params``,
+  ``set_params`` and :func:`clone` work without per-class code;
+* the class declares every parameter in ``parameters`` (a :class:`Param` per name: types,
+  ranges, choices, which parameters name columns, a help line) and says in ``description``
+  what it does in one plain sentence; the declaration is checked against the signature when
+  the class is defined, and the values are checked when the method is applied, with errors
+  that name the class and the parameter;
+* a microdata method's :meth:`ProtectionMethod.apply` returns a :class:`Protected` (the new
+  file with the same roles, what changed, and the method object); the caller's data is never
+  modified; random methods take ``seed`` (int or :class:`numpy.random.Generator`);
+* :meth:`ProtectionMethod.verify` checks the promised protection after the fact and raises
+  :class:`~sdckit.errors.VerificationError` (never a bare ``assert``, which ``python -O``
+  removes).
+
+Every concrete class registers itself; :func:`registry` returns them by family, importing the
+packages that define them once, on first use.
+
+Examples
+--------
+>>> from sdckit.protection import get_method, registry
+>>> cls = get_method("local_suppression")
+>>> cls.__name__, "k" in cls.parameters
+('LocalSuppression', True)
+>>> method = cls(k=3)
+>>> clone(method).set_params(k=5).get_params()["k"], method.k
+(5, 3)
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib
+import inspect
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+import polars as pl
+
+from sdckit._constraints import (
+    Array,
+    Boolean,
+    Callable_,
+    Column,
+    ColumnMap,
+    Columns,
+    Constraint,
+    Instance,
+    Integer,
+    ListOf,
+    MapOf,
+    NoneValue,
+    Options,
+    Param,
+    Real,
+    Seed,
+    String,
+    TupleOf,
+    columns_named,
+    validate_parameters,
+)
+from sdckit._results import Summary
+from sdckit.errors import ParameterError, VerificationError
+from sdckit.microdata import Microdata, as_microdata
+
+__all__ = [
+    "Array",
+    "Boolean",
+    "Callable_",
+    "Column",
+    "ColumnMap",
+    "Columns",
+    "Constraint",
+    "Instance",
+    "Integer",
+    "ListOf",
+    "MapOf",
+    "NoneValue",
+    "Options",
+    "Param",
+    "Parameterised",
+    "Protected",
+    "ProtectionMethod",
+    "Real",
+    "Seed",
+    "String",
+    "TupleOf",
+    "changed_cells",
+    "clone",
+    "get_method",
+    "registry",
+    "require",
+    "snake_name",
+]
+
+#: The packages whose import registers the classes of each family (plugin discovery).
+_FAMILY_PACKAGES: dict[str, tuple[str, ...]] = {
+    "microdata": ("sdckit.masking",),
+    "rule": ("sdckit.tables",),
+    "table": ("sdckit.tables",),
+}
+_REGISTRY: dict[str, dict[str, type[Parameterised]]] = {name: {} for name in _FAMILY_PACKAGES}
+_FILLED: set[str] = set()
+
+P = TypeVar("P", bound="Parameterised")
+
+
+def snake_name(class_name: str) -> str:
+    """``LocalSuppression`` -> ``local_suppression`` (the name used in job files)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", class_name).lower()
+
+
+class Parameterised:
+    """Keyword-only parameters stored by ``__init__``, declared in ``parameters``.
+
+    Subclasses set ``parameters`` (name -> :class:`Param`), ``description`` (one plain
+    sentence; ``{variables}`` stands for the variables a step changed) and ``name`` (the
+    display name).  A concrete subclass whose declaration does not match its ``__init__``
+    signature is refused when it is defined.
+    """
+
+    #: Display name (``"local suppression"``).
+    name: ClassVar[str] = "method"
+    #: One plain-language sentence saying what the method does.
+    description: ClassVar[str] = ""
+    #: The declared parameters, in signature order.
+    parameters: ClassVar[Mapping[str, Param]] = MappingProxyType({})
+    #: Registry family (``"microdata"``, ``"rule"``, ``"table"``); None: not registered.
+    family: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if inspect.isabstract(cls) or cls.__name__.startswith("_"):
+            return
+        names = cls._param_names()
+        if not cls.parameters and not cls.description and names:  # transitional: undeclared
+            if cls.family is not None:
+                _REGISTRY.setdefault(cls.family, {})[cls.__name__] = cls
+            return
+        sig = inspect.signature(cls.__init__)
+        for p in sig.parameters.values():
+            if p.name == "self":
+                continue
+            if p.kind is not p.KEYWORD_ONLY:
+                raise TypeError(
+                    f"{cls.__name__}.__init__ must take keyword-only parameters "
+                    f"('{p.name}' is not); put a '*' first."
+                )
+        declared = list(cls.parameters)
+        if declared != names:
+            missing = [n for n in names if n not in declared]
+            extra = [n for n in declared if n not in names]
+            raise TypeError(
+                f"{cls.__name__}.parameters must declare exactly the parameters of __init__, "
+                f"in order (undeclared: {missing}, unknown: {extra})."
+            )
+        if not cls.description:
+            raise TypeError(f"{cls.__name__} needs a one-sentence 'description'.")
+        if cls.family is not None:
+            _REGISTRY.setdefault(cls.family, {})[cls.__name__] = cls
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p.name for p in sig.parameters.values() if p.name != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters, as given to ``__init__`` (a new dict)."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self: P, **params: Any) -> P:
+        """Set parameters by name and return ``self`` (unknown names are an error)."""
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                close = difflib.get_close_matches(name, valid, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                raise ParameterError(
+                    f"{type(self).__name__} has no parameter {name!r}.{hint} "
+                    f"Valid parameters: {', '.join(valid)}."
+                )
+            setattr(self, name, value)
+        return self
+
+    def validate_params(
+        self, columns: Sequence[str] | None = None, *, where: str | None = None
+    ) -> None:
+        """Check the parameters against their declaration (and the data's ``columns``).
+
+        Raises
+        ------
+        ParameterError
+            A value of the wrong type or out of range.
+        ColumnError
+            A parameter names a column that is not among ``columns``.
+        """
+        if not type(self).parameters:  # transitional: undeclared
+            return
+        validate_parameters(
+            type(self).__name__, type(self).parameters, self.get_params(),
+            columns=columns, where=where,
+        )  # fmt: skip
+
+    def columns_used(self) -> list[str]:
+        """The columns named by the parameters."""
+        return columns_named(type(self).parameters, self.get_params())
+
+    def describe(self, variables: Sequence[str] = ()) -> str:
+        """The description with ``{variables}`` filled in (no parameter value appears)."""
+        names = ", ".join(variables) if variables else "some variables"
+        return self.description.format(variables=names)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _fail(self, what: str) -> None:
+        """Raise a :class:`VerificationError` saying what failed (used by ``verify``)."""
+        raise VerificationError(f"{type(self).__name__}: {what}")
+
+    def _require(self, condition: object, what: str) -> None:
+        """Raise a :class:`VerificationError` unless ``condition`` holds."""
+        if not bool(condition):
+            self._fail(what)
+
+
+def require(condition: object, what: str) -> None:
+    """Raise a :class:`VerificationError` with ``what`` unless ``condition`` holds.
+
+    The replacement of ``assert`` in verification code (``python -O`` keeps it).
+    """
+    if not bool(condition):
+        raise VerificationError(what)
+
+
+def clone(method: P) -> P:
+    """A new, unapplied method with (deep copies of) the same parameters."""
+    if not isinstance(method, Parameterised):
+        raise ParameterError("clone() takes a protection method, a rule or a table method.")
+    return type(method)(**copy.deepcopy(method.get_params()))
+
+
+def changed_cells(before: pl.Series, after: pl.Series) -> np.ndarray:
+    """Boolean per record: True where the value differs (a value made missing counts)."""
+    if before.dtype.is_float():
+        before = before.fill_nan(None)
+    if after.dtype.is_float():
+        after = after.fill_nan(None)
+    if before.dtype != after.dtype:
+        # compare in a type wide enough for both (a recode 1 -> 1.5 is a change)
+        if before.dtype.is_numeric() and after.dtype.is_numeric():
+            wide = (
+                pl.Int64 if before.dtype.is_integer() and after.dtype.is_integer() else pl.Float64
+            )
+            before, after = before.cast(wide), after.cast(wide)
+        else:
+            before, after = before.cast(pl.String), after.cast(pl.String)
+    differs = (before != after).fill_null(True)
+    both_null = before.is_null() & after.is_null()
+    return (differs & ~both_null).to_numpy()
+
+
+@dataclass(frozen=True, repr=False)
+class Protected:
+    """The result of a protection method.
+
+    Attributes
+    ----------
+    microdata : Microdata
+        The protected file, with the same column roles as the input.
+    method : str
+        Display name of the method that produced it.
+    params : dict
+        The method's parameters.
+    changed : dict of str to int
+        Number of changed values per variable (only variables with changes are listed).
+    changed_records : numpy.ndarray
+        Boolean per record: True where at least one value changed.
+    details : dict
+        Method-specific information (groups, swap partners, transition matrix, ...).
+    protection : ProtectionMethod or None
+        The method object that produced the result (a clone, so later changes to the
+        caller's object do not alter the record).
+    """
+
+    microdata: Microdata
+    method: str
+    params: dict[str, Any]
+    changed: dict[str, int]
+    changed_records: np.ndarray
+    details: dict[str, Any] = field(default_factory=dict)
+    protection: ProtectionMethod | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_frames(
+        cls,
+        original: Microdata,
+        frame: pl.DataFrame,
+        method: ProtectionMethod,
+        *,
+        details: dict[str, Any] | None = None,
+        roles: dict[str, Any] | None = None,
+        rows: np.ndarray | None = None,
+    ) -> Protected:
+        """Build the result by comparing ``frame`` with ``original`` column by column.
+
+        ``rows`` gives the original positions of the records of ``frame`` when a method keeps
+        a subset of the records (sub-sampling); their index labels are kept.
+        """
+        changed: dict[str, int] = {}
+        records = np.zeros(frame.height, dtype=bool)
+        if frame.height == original.n_records:
+            # (sub-sampling changes the number of records; changed cells are then not defined)
+            for col in frame.columns:
+                if col not in original.frame.columns:
+                    continue
+                mask = changed_cells(original.frame.get_column(col), frame.get_column(col))
+                count = int(np.count_nonzero(mask))
+                if count:
+                    changed[col] = count
+                    records |= mask
+        md = original.with_frame(frame, rows=rows, **(roles or {}))
+        return cls(
+            microdata=md,
+            method=method.name,
+            params=method.get_params(),
+            changed=changed,
+            changed_records=records,
+            details=dict(details or {}),
+            protection=method,
+        )
+
+    @property
+    def data(self) -> Any:
+        """The protected data in the caller's frame type, with the caller's index."""
+        return self.microdata.to_native()
+
+    def to_frame(self) -> Any:
+        """Same as :attr:`data`."""
+        return self.data
+
+    @property
+    def n_changed_records(self) -> int:
+        """Number of records with at least one changed value."""
+        return int(np.count_nonzero(self.changed_records))
+
+    def summary(self) -> Summary:
+        """What the method did: parameters and changed values per variable."""
+        rows: list[tuple[str, Any]] = [("records", self.microdata.n_records)]
+        rows += [(f"parameter {k}", v) for k, v in self.params.items() if v is not None]
+        rows.append(("records changed", self.n_changed_records))
+        rows += [(f"values changed in {k}", v) for k, v in self.changed.items()]
+        return Summary(f"Protection: {self.method}", rows)
+
+    def __repr__(self) -> str:
+        return (
+            f"Protected(method={self.method!r}, records={self.microdata.n_records}, "
+            f"changed_records={self.n_changed_records})"
+        )
+
+
+class ProtectionMethod(Parameterised, ABC):
+    """Base class of microdata protection methods (see the module docstring)."""
+
+    name: ClassVar[str] = "protection method"
+    family: ClassVar[str | None] = "microdata"
+    #: Whether the method uses randomness (then it takes ``seed``).
+    stochastic: ClassVar[bool] = False
+
+    def apply(self, data: Any, **roles: Any) -> Protected:
+        """Protect ``data`` (a frame with roles given as keywords, or a Microdata).
+
+        The parameters are checked against their declaration first; an error names the
+        class and the parameter.
+        """
+        md = as_microdata(data, **roles)
+        self.validate_params(md.frame.columns)
+        result = self._apply(md)
+        return _with_protection(result, self)
+
+    @abstractmethod
+    def _apply(self, md: Microdata) -> Protected:
+        """Protect a validated :class:`Microdata`."""
+
+    @abstractmethod
+    def verify(self, original: Microdata, protected: Protected) -> None:
+        """Check the promised protection after the fact; raise VerificationError if it fails.
+
+        For example local suppression recomputes ``fk`` and checks ``fk >= k``.
+        """
+
+    @classmethod
+    @abstractmethod
+    def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
+        """A small instance and data for the shared contract tests."""
+
+
+def _with_protection(result: Protected, method: ProtectionMethod) -> Protected:
+    """``result`` with ``protection`` set to a clone of ``method`` (the record of the step)."""
+    try:
+        recorded = clone(method)
+    except Exception:  # a parameter that cannot be copied (an open resource): keep the object
+        recorded = method
+    object.__setattr__(result, "protection", recorded)
+    return result
+
+
+# ------------------------------------------------------------------------------- registry
+def _fill(family: str) -> None:
+    if family in _FILLED:
+        return
+    for package in _FAMILY_PACKAGES.get(family, ()):
+        importlib.import_module(package)
+    _FILLED.add(family)
+
+
+def registry(family: str = "microdata") -> Mapping[str, type[Parameterised]]:
+    """Every registered class of a family, by class name (read-only).
+
+    Parameters
+    ----------
+    family : {"microdata", "rule", "table"}, default "microdata"
+        Microdata protection methods, table sensitivity rules, or table protection methods.
+    """
+    if family not in _FAMILY_PACKAGES:
+        raise ParameterError(
+            f"Unknown family {family!r}; choose one of {', '.join(map(repr, _FAMILY_PACKAGES))}."
+        )
+    _fill(family)
+    return MappingProxyType(dict(sorted(_REGISTRY[family].items())))
+
+
+def get_method(name: object, family: str = "microdata", *, where: str = "") -> Any:
+    """The class registered under a class name (``LocalSuppression``) or its snake_case alias.
+
+    Raises
+    ------
+    ParameterError
+        An unknown name, with the closest known name and the list of known names.
+    """
+    prefix = f"{where}: " if where else ""
+    if not isinstance(name, str) or not name.strip():
+        raise ParameterError(f"{prefix}'method' must be a method name such as 'local_suppression'.")
+    known = registry(family)
+    aliases: dict[str, str] = {}
+    for cls_name, cls in known.items():
+        aliases[cls_name.lower()] = cls_name
+        aliases[snake_name(cls_name)] = cls_name
+        alias = getattr(cls, "alias", None)
+        if isinstance(alias, str):
+            aliases[alias] = cls_name
+    key = name.strip().lower().replace("-", "_")
+    if key in aliases:
+        return known[aliases[key]]
+    names = sorted({getattr(c, "alias", None) or snake_name(n) for n, c in known.items()})
+    close = difflib.get_close_matches(key, names, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ParameterError(
+        f"{prefix}unknown method {name!r}.{hint} Known methods: {', '.join(names)}."
+    )
