@@ -31,10 +31,11 @@ from sdckit import Microdata
 from sdckit.datasets import DEMO_ROLES, generate_census, load_demo
 from sdckit.masking._pram import Pram
 from sdckit.masking._rank_swapping import RankSwapping
-from sdckit.masking.record_swapping import TargetedRecordSwapping, swap_table_loss
+from sdckit.masking.record_swapping import TargetedRecordSwapping
 from sdckit.masking.shuffling import Shuffling
-from sdckit.masking.synthetic import Synthesis, propensity_mse, replicated_uniques
-from sdckit.utility import regression_comparison
+from sdckit.masking.synthetic import Synthesis
+from sdckit.risk import replicated_uniques
+from sdckit.utility import propensity_mse, regression_comparison, swap_table_loss
 
 PRAM_VARIABLES = [
     "region",
@@ -166,7 +167,7 @@ def main() -> None:
         pmse_seconds = time.perf_counter() - start
         formula = "income ~ C(age_group) + C(sex) + C(education)"
         reg = regression_comparison(demo, synthetic.frame, formula)
-        replicated = int(replicated_uniques(demo_md, synthetic, DEMO_ROLES["keys"]).sum())
+        replicated = replicated_uniques(demo_md, synthetic, DEMO_ROLES["keys"]).n_replicated
         rows.append(
             (
                 "synthetic data (CART, 13 variables)",
@@ -181,8 +182,7 @@ def main() -> None:
                 "propensity MSE (logistic, main effects)",
                 f"{len(variables)} variables",
                 pmse_seconds,
-                f"pMSE {pmse['pmse']:.3g}, null {pmse['pmse_null']:.3g}, "
-                f"ratio {pmse['pmse_ratio']:.2f}",
+                f"pMSE {pmse.pmse:.3g}, null {pmse.pmse_null:.3g}, ratio {pmse.pmse_ratio:.2f}",
             )
         )
         rows.append(

@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--audit-big", action="store_true", help="full LP audit of the big table")
     parser.add_argument("--parts", default="small,mid,big", help="comma list: small,mid,big")
     args = parser.parse_args()
-    rules = [PPercent(15), MinFrequency(3)]
+    rules = [PPercent(p=15), MinFrequency(threshold=3)]
     if args.quick:
         big_spec = (20_000, ((4, 4), (4, 4), (2, 3)))
         mid_spec = (5_000, ((3, 3), (3, 3), (2, 2)))
@@ -185,7 +185,7 @@ def main() -> None:
                 {"region": region, "sector": sector},
                 "v",
             )
-            small = apply_rules(small, [PPercent(rule_p), MinFrequency(4)])
+            small = apply_rules(small, [PPercent(p=rule_p), MinFrequency(threshold=4)])
             _header(f"2-D hierarchical table from {n:,} records (optimal vs heuristics)", small)
             for method, kwargs in (
                 (suppress_optimal, {"time_limit": 120}),

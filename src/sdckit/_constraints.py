@@ -173,6 +173,7 @@ class Real(Constraint):
     maximum: float | None = None
     min_open: bool = False
     max_open: bool = False
+    allow_infinite: bool = False
     kind = "number"
 
     def type_matches(self, value: object) -> bool:
@@ -182,7 +183,7 @@ class Real(Constraint):
         if not _is_real(value):
             return False
         v = float(value)  # type: ignore[arg-type]
-        if not math.isfinite(v):
+        if math.isnan(v) or (math.isinf(v) and not self.allow_infinite):
             return False
         if self.minimum is not None and (v < self.minimum or (self.min_open and v == self.minimum)):
             return False
@@ -192,14 +193,15 @@ class Real(Constraint):
 
     def describe(self) -> str:
         bounds = _bound_text(self.minimum, self.maximum, self.min_open, self.max_open)
-        return "a finite number" + (f" {bounds}" if bounds else "")
+        kind = "a number (inf allowed)" if self.allow_infinite else "a finite number"
+        return kind + (f" {bounds}" if bounds else "")
 
     def out_of_range_example(self) -> object | None:
         if self.minimum is not None:
             return float(self.minimum) if self.min_open else float(self.minimum) - 1.0
         if self.maximum is not None:
             return float(self.maximum) if self.max_open else float(self.maximum) + 1.0
-        return math.inf
+        return None if self.allow_infinite else math.inf
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -341,8 +343,8 @@ class ListOf(Constraint):
         return len(items) >= self.min_length and all(self.item.accepts(v) for v in items)
 
     def describe(self) -> str:
-        many = "" if self.min_length <= 0 else f" (at least {self.min_length})"
-        return f"a list{many} of {self.item.describe()}s".replace("ss ", "s ")
+        many = "" if self.min_length <= 0 else f" of at least {self.min_length}"
+        return f"a list{many}, each item {self.item.describe()}"
 
     def columns(self, value: object) -> list[str]:
         if not _is_sequence(value):
@@ -437,7 +439,7 @@ class MapOf(Constraint):
         return isinstance(value, Mapping) and all(self.value.accepts(v) for v in value.values())
 
     def describe(self) -> str:
-        return f"a table of {self.value.describe()}s".replace("ss ", "s ")
+        return f"a table, each value {self.value.describe()}"
 
     def columns(self, value: object) -> list[str]:
         if not isinstance(value, Mapping):

@@ -80,7 +80,7 @@ def run_demo(
     """
     from sdckit import Microdata
     from sdckit.datasets import DEMO_ROLES, load_demo
-    from sdckit.risk import household_risk, l_diversity
+    from sdckit.risk import assess_risk
     from sdckit.risk.suda import suda2
 
     console = console or Console(highlight=False)
@@ -115,11 +115,12 @@ def run_demo(
         )
     )
 
-    # frequencies, k-anonymity, individual and household risk
-    hh = household_risk(md)
-    ind = hh.individual
-    freq = ind.frequencies
-    violations = {k: freq.violations(k).records for k in (2, 3, 5)}
+    # frequencies, k-anonymity, individual and household risk, l-diversity: one assessment
+    risk = assess_risk(md)
+    freq, ind, hh, ldiv = risk.frequencies, risk.individual, risk.household, risk.diversity
+    if freq is None or ind is None or hh is None or ldiv is None:  # the demo roles give all
+        raise RuntimeError("the demo file lost a role")
+    violations = {k: risk.k_violations(k) for k in (2, 3, 5)}
     console.print(
         _table(
             "Frequencies and k-anonymity",
@@ -191,7 +192,6 @@ def run_demo(
     )
 
     # l-diversity of the sensitive variable
-    ldiv = l_diversity(md)
     distinct = ldiv.distinct[sensitive]
     below_2 = int(np.count_nonzero(distinct < 2))
     console.print(
@@ -246,9 +246,8 @@ def run_demo_protection(console: Console, *, out_dir: str | Path = "out") -> dic
         ``protected_global_risk_pct``, ``target_met``, ``ru_candidates``, ``ru_best`` and the
         paths ``protected_file``, ``report_internal`` and ``report_external``.
     """
-    from sdckit.cli._job import load_job
-    from sdckit.cli.protect import print_outcome, run_job
-    from sdckit.risk import frequencies, individual_risk
+    from sdckit._console import print_job_result, progress_bar
+    from sdckit.jobs import load_job, run_job
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -264,18 +263,19 @@ def run_demo_protection(console: Console, *, out_dir: str | Path = "out") -> dic
     )
     with resources.as_file(resources.files("sdckit").joinpath("demo_job.toml")) as job_path:
         job = load_job(job_path, output_dir=out)
-    outcome = run_job(job, console)
-    print_outcome(job, outcome, console)
-    current = outcome.session.current
+    with progress_bar(console) as progress:
+        outcome = run_job(job, progress=progress)
+    print_job_result(job, outcome, console)
     internal, external = job.report_internal, job.report_external
     console.print(
         f"[bold]Reports[/bold]: open {internal.resolve() if internal else '-'} (internal) "
         f"and {external.resolve() if external else '-'} (external) in a browser.",
         soft_wrap=True,
     )
+    risk = outcome.risk
     return {
-        "protected_min_fk": float(frequencies(current).fk.min()),
-        "protected_global_risk_pct": individual_risk(current).global_risk_pct,
+        "protected_min_fk": float(risk.frequencies.fk.min()) if risk.frequencies else 0.0,
+        "protected_global_risk_pct": risk.global_risk_pct,
         "target_met": bool(outcome.target_met),
         "ru_candidates": float(outcome.ru_map.points.height - 1) if outcome.ru_map else 0.0,
         "ru_best": outcome.ru_map.best if outcome.ru_map else None,

@@ -101,6 +101,7 @@ class Microdata:
         household: str | None,
         sensitive: tuple[str, ...],
         max_levels: int,
+        full: bool = True,
     ) -> None:
         self._frame = frame
         self._info = info
@@ -112,10 +113,13 @@ class Microdata:
         self._sensitive = sensitive
         self._max_levels = max_levels
         self._derived = False  # True for files made by a protection method (see with_frame)
-        self._validate()
+        self._validate_roles()
+        if full:
+            self._validate()
 
     # ------------------------------------------------------------------ validation
-    def _validate(self) -> None:
+    def _validate_roles(self) -> None:
+        """Schema-only checks (cheap): records present, role columns exist, one role each."""
         frame = self._frame
         columns = list(frame.columns)
         if frame.height == 0:
@@ -157,6 +161,14 @@ class Microdata:
                     f"The numeric variable {col!r} is not numeric (type {dtype}); convert it "
                     "to numbers or declare it a key variable."
                 )
+
+    def _validate(self) -> None:
+        """The checks of the values (weights, strata, households): once per input file.
+
+        Files made from a validated file by a protection method (:meth:`with_frame`) only get
+        the schema checks; the method is responsible for what it writes.
+        """
+        frame = self._frame
         if self._weight is not None:
             self._validate_weight()
         for role, col in (("strata", self._strata), ("household", self._household)):
@@ -173,7 +185,8 @@ class Microdata:
 
     def _validate_weight(self) -> None:
         col = self._weight
-        assert col is not None
+        if col is None:
+            return
         s = self._frame.get_column(col)
         if not s.dtype.is_numeric():
             raise ColumnError(
@@ -356,6 +369,11 @@ class Microdata:
         if rows is not None and info.index is not None:
             info = FrameInfo(info.backend, info.index[np.asarray(rows)])
         new = object.__new__(Microdata)
+        current = self.roles()
+        # the values of a column whose role is new are checked (a new weight, strata, ...)
+        changed_role = any(
+            merged[name] != current[name] for name in ("weight", "strata", "household")
+        )
         new._init(
             frame,
             info,
@@ -366,6 +384,7 @@ class Microdata:
             household=merged["household"],
             sensitive=column_list(merged["sensitive"], "sensitive"),
             max_levels=self._max_levels,
+            full=changed_role,
         )
         new._derived = True
         return new

@@ -144,10 +144,6 @@ class Parameterised:
         if inspect.isabstract(cls) or cls.__name__.startswith("_"):
             return
         names = cls._param_names()
-        if not cls.parameters and not cls.description and names:  # transitional: undeclared
-            if cls.family is not None:
-                _REGISTRY.setdefault(cls.family, {})[cls.__name__] = cls
-            return
         sig = inspect.signature(cls.__init__)
         for p in sig.parameters.values():
             if p.name == "self":
@@ -205,8 +201,6 @@ class Parameterised:
         ColumnError
             A parameter names a column that is not among ``columns``.
         """
-        if not type(self).parameters:  # transitional: undeclared
-            return
         validate_parameters(
             type(self).__name__, type(self).parameters, self.get_params(),
             columns=columns, where=where,
@@ -216,10 +210,11 @@ class Parameterised:
         """The columns named by the parameters."""
         return columns_named(type(self).parameters, self.get_params())
 
-    def describe(self, variables: Sequence[str] = ()) -> str:
+    @classmethod
+    def describe(cls, variables: Sequence[str] = ()) -> str:
         """The description with ``{variables}`` filled in (no parameter value appears)."""
         names = ", ".join(variables) if variables else "some variables"
-        return self.description.format(variables=names)
+        return cls.description.format(variables=names)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

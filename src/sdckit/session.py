@@ -1,16 +1,21 @@
 """A protection session: the original file, its roles, the steps applied, and undo.
 
 :class:`Session` keeps the original :class:`~sdckit.microdata.Microdata` and an ordered
-history of :class:`Step` objects.  Each step records the method and its parameters, what it
-changed, and the disclosure risk and information loss of the file after it (measured against
-the original), so the whole path of a protection can be reported and justified.  ``undo()``
-drops the last step.  Steps share the unchanged columns of the data: polars frames are
-immutable and a method's output reuses every column it did not change, so keeping one frame
-per step costs only the changed columns, not a copy of the whole file.
+history of :class:`Step` objects.  Each step records the method object and its parameters,
+what it changed, and the disclosure risk (:class:`~sdckit.risk.RiskAssessment`) and
+information loss (:class:`~sdckit.utility.assessment.UtilityAssessment`) of the file after it,
+so the whole path of a protection can be reported and justified.  ``undo()`` drops the last
+step.  Steps share the unchanged columns of the data: polars frames are immutable and a
+method's output reuses every column it did not change, so keeping one frame per step costs only
+the changed columns, not a copy of the whole file.
+
+The risk of each state is assessed once (one frequency table per step) and read by everything
+that shows it: the target check of a job, the reports, the command line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,51 +27,60 @@ from sdckit._results import Summary
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import Protected, ProtectionMethod
+from sdckit.risk.assessment import DEFAULT_KS, RiskAssessment, assess_risk
+from sdckit.utility.assessment import UtilityAssessment, assess_utility
 
 __all__ = ["Session", "Step", "assess"]
 
 
 def assess(
-    original: Microdata, current: Microdata, ks: tuple[int, ...] = (2, 3, 5)
+    original: Microdata, current: Microdata, ks: tuple[int, ...] = DEFAULT_KS
 ) -> dict[str, Any]:
     """Risk and utility figures of ``current`` (compared with ``original`` where aligned)."""
-    from sdckit.risk import individual_risk
-    from sdckit.utility.categorical import categorical_loss
-    from sdckit.utility.continuous import continuous_loss
-
-    figures: dict[str, Any] = {"records": current.n_records}
-    if current.keys:
-        res = individual_risk(current)
-        freq = res.frequencies
-        figures["sample_uniques"] = freq.sample_uniques
-        for k in ks:
-            figures[f"k{k}_violations"] = freq.violations(k).records
-        figures["expected_reidentifications"] = res.expected_reidentifications
-        figures["global_risk_pct"] = res.global_risk_pct
-        figures["highest_risk"] = float(res.risk.max())
-    aligned = current.n_records == original.n_records
-    if aligned and current.numeric:
-        cont = continuous_loss(original, current)
-        figures["sse_sst_pct"] = cont.sse_sst
-        figures["il1s"] = cont.il1s
-    if aligned and current.keys:
-        cat = categorical_loss(original, current)
-        figures["share_keys_changed"] = cat.share_changed
-        figures["key_values_suppressed"] = int(cat.per_variable["suppressed"].sum())
-    return figures
+    return {**assess_risk(current, ks=ks).figures(), **assess_utility(original, current).figures()}
 
 
 @dataclass(frozen=True, repr=False)
 class Step:
-    """One applied method: parameters, changes, and the figures after it."""
+    """One applied method: the method, its changes, and the risk and loss after it.
+
+    Attributes
+    ----------
+    number : int
+        1 for the first step.
+    method : str
+        The method's display name.
+    params : dict
+        Its parameters.
+    changed : dict of str to int
+        Values changed per variable.
+    n_changed_records : int
+    risk : RiskAssessment
+        Disclosure risk of the file after the step.
+    utility : UtilityAssessment
+        Information loss of the file after the step, against the original.
+    result : Protected
+        What the method returned (the protected file, details, the method object).
+    """
 
     number: int
     method: str
     params: dict[str, Any]
     changed: dict[str, int]
     n_changed_records: int
-    figures: dict[str, Any]
+    risk: RiskAssessment = field(compare=False)
+    utility: UtilityAssessment = field(compare=False)
     result: Protected = field(compare=False)
+
+    @property
+    def protection(self) -> ProtectionMethod | None:
+        """The method object of the step."""
+        return self.result.protection
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """Risk and loss figures after the step, by name."""
+        return {**self.risk.figures(), **self.utility.figures()}
 
     def __repr__(self) -> str:
         return f"Step({self.number}: {self.method}, changed_records={self.n_changed_records})"
@@ -78,6 +92,8 @@ class Session:
     Parameters
     ----------
     data : DataFrame or Microdata
+    ks : sequence of int, default (2, 3, 5)
+        The k's whose k-anonymity violations are counted after each step.
     **roles
         Column roles (``keys``, ``numeric``, ``weight``, ``strata``, ``household``,
         ``sensitive``) when ``data`` is a frame.
@@ -93,10 +109,12 @@ class Session:
     (1, 'PRAM', 0)
     """
 
-    def __init__(self, data: Any, **roles: Any) -> None:
+    def __init__(self, data: Any, *, ks: Sequence[int] = DEFAULT_KS, **roles: Any) -> None:
         self._original = as_microdata(data, **roles)
+        self._ks = tuple(ks)
         self._history: list[Step] = []
-        self._initial = assess(self._original, self._original)
+        self._initial_risk = assess_risk(self._original, ks=self._ks)
+        self._initial_utility = UtilityAssessment(aligned=True)
 
     @property
     def original(self) -> Microdata:
@@ -114,12 +132,37 @@ class Session:
         return tuple(self._history)
 
     @property
+    def initial_risk(self) -> RiskAssessment:
+        """Risk assessment of the original file."""
+        return self._initial_risk
+
+    @property
+    def risk(self) -> RiskAssessment:
+        """Risk assessment of the current file."""
+        return self._history[-1].risk if self._history else self._initial_risk
+
+    @property
+    def utility(self) -> UtilityAssessment:
+        """Information loss of the current file against the original."""
+        return self._history[-1].utility if self._history else self._initial_utility
+
+    @property
     def initial_figures(self) -> dict[str, Any]:
-        """Risk figures of the original file."""
-        return dict(self._initial)
+        """Risk figures of the original file (and zero loss)."""
+        zero: dict[str, Any] = {}
+        if self._original.numeric:
+            zero.update(sse_sst_pct=0.0, il1s=0.0)
+        if self._original.keys:
+            zero.update(share_keys_changed=0.0, key_values_suppressed=0)
+        return {**self._initial_risk.figures(), **zero}
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """Figures of the current file (those of the original before any step)."""
+        return self._history[-1].figures if self._history else self.initial_figures
 
     def apply(self, method: ProtectionMethod) -> Step:
-        """Apply ``method`` to the current file and record the step."""
+        """Apply ``method`` to the current file, assess the result and record the step."""
         if not isinstance(method, ProtectionMethod):
             raise ParameterError(
                 "Session.apply takes a protection method such as LocalSuppression(k=3)."
@@ -131,7 +174,8 @@ class Session:
             params=result.params,
             changed=dict(result.changed),
             n_changed_records=result.n_changed_records,
-            figures=assess(self._original, result.microdata),
+            risk=assess_risk(result.microdata, ks=self._ks),
+            utility=assess_utility(self._original, result.microdata),
             result=result,
         )
         self._history.append(step)
@@ -145,7 +189,7 @@ class Session:
 
     def to_frame(self) -> pl.DataFrame:
         """One row per state: the original (step 0) and every step, with its figures."""
-        rows = [{"step": 0, "method": "original", "changed_records": 0, **self._initial}]
+        rows = [{"step": 0, "method": "original", "changed_records": 0, **self.initial_figures}]
         for s in self._history:
             rows.append(
                 {
@@ -159,16 +203,17 @@ class Session:
 
     def summary(self) -> Summary:
         """The risk before and after the steps."""
-        now = self._history[-1].figures if self._history else self._initial
+        before, now = self.initial_figures, self.figures
         rows: list[tuple[str, Any]] = [("steps", len(self._history))]
         for key in (
             "sample_uniques",
             "k3_violations",
             "expected_reidentifications",
             "global_risk_pct",
+            "household_expected_reidentifications",
         ):
-            if key in self._initial:
-                rows.append((f"{key.replace('_', ' ')}: before", self._initial[key]))
+            if key in before:
+                rows.append((f"{key.replace('_', ' ')}: before", before[key]))
                 rows.append((f"{key.replace('_', ' ')}: after", now.get(key, np.nan)))
         for key in ("sse_sst_pct", "share_keys_changed", "key_values_suppressed"):
             if key in now:
@@ -177,6 +222,9 @@ class Session:
             f"{s.number}. {s.method}: {s.n_changed_records} records changed" for s in self._history
         ]
         return Summary("Protection session", rows, notes)
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
 
     def export(self, path: str | Path, **options: Any) -> Path:
         """Write the current file (atomically) in the format given by the file extension."""

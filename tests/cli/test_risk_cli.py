@@ -58,7 +58,7 @@ def test_testdata_matches_api_and_sdcmicro(
     lines = {" ".join(line.strip("│┃ ").split()) for line in stdout.splitlines()}
     printed = {line.rsplit(" ", 1)[0]: line.rsplit(" ", 1)[-1] for line in lines if line}
     assert printed["records │"] == "4,580"
-    assert printed["sample uniques │"] == "157"
+    assert printed["sample uniques (fk = 1) │"] == "157"
     assert printed["records violating 2-anonymity │"] == "157"
     assert printed["records violating 3-anonymity │"] == "281"
     assert printed["records violating 5-anonymity │"] == "458"

@@ -166,14 +166,17 @@ def _names(form: object) -> bool:
 
 def _example_value(form: object) -> object:
     from sdckit._constraints import (
+        Array,
         Boolean,
         Columns,
+        Instance,
         Integer,
         ListOf,
         MapOf,
         NoneValue,
         Options,
         Real,
+        String,
     )
 
     if isinstance(form, Integer):
@@ -188,7 +191,13 @@ def _example_value(form: object) -> object:
     if isinstance(form, Columns):
         return ["no_such_column"]
     if isinstance(form, ListOf):
-        return [_example_value(form.item)]
+        return [_example_value(form.item)] * max(1, form.min_length)
+    if isinstance(form, String):
+        return "x"
+    if isinstance(form, Instance):
+        return next((v for v in (0.5, 1, "x", {"a": "b"}) if form.accepts(v)), None)
+    if isinstance(form, Array):
+        return np.eye(2).tolist() if form.ndim == 2 else [1.0] * 2
     if isinstance(form, MapOf):
         return {"a": _example_value(form.value)}
     if isinstance(form, NoneValue):

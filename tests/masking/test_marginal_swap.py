@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import Microdata
-from sdckit.errors import ParameterError
+from sdckit.errors import ColumnError, ParameterError, VerificationError
 from sdckit.masking._marginal_swap import MarginalPreservingSwap, marginal_swap, swap_sides
 from sdckit.risk.graphical import DecomposableModel, decomposable_risk, random_chordal_graph
 
@@ -110,6 +110,19 @@ def test_not_swappable_and_parameters() -> None:
         )
     with pytest.raises(ParameterError, match="threshold"):
         marginal_swap(df, keys=["a", "b"], model="independence", threshold=2.0, population_size=40)
+    with pytest.raises(ColumnError, match=r"'model' parameter .* 'z'"):
+        marginal_swap(df, keys=["a", "b"], model=[["a", "z"]], population_size=40)
+    with pytest.raises(ParameterError, match="'model' parameter"):
+        marginal_swap(df, keys=["a", "b"], model="chain", population_size=40)
+    # a custom distance function and an empty list of cliques (the independence model)
+    res = marginal_swap(df, keys=["a", "b"], model=[], threshold=0.0, population_size=40,
+                        distance=lambda r, c: np.zeros(c.height))  # fmt: skip
+    assert (
+        res.details["model"]
+        == marginal_swap(
+            df, keys=["a", "b"], model="independence", threshold=0.0, population_size=40
+        ).details["model"]
+    )
 
 
 def test_verify_detects_a_changed_margin() -> None:
@@ -118,7 +131,7 @@ def test_verify_detects_a_changed_margin() -> None:
     method.verify(md, result)
     broken = md.frame.with_columns(pl.col("c").reverse())
     tampered = dataclasses.replace(result, microdata=md.with_frame(broken))
-    with pytest.raises(AssertionError, match="margin"):
+    with pytest.raises(VerificationError, match="MarginalPreservingSwap: the margin b x c"):
         method.verify(md, tampered)
 
 

@@ -258,10 +258,11 @@ def test_variables_parameter_and_pandas_index() -> None:
         ({"outlier_quantile": 1.0}, ParameterError, "outlier_quantile"),
         ({"variables": ["name"]}, ColumnError, "not numeric"),
         ({"variables": ["nope"]}, ColumnError, "not in the data"),
-        ({"balance": [("t", ["a", "a"])]}, ParameterError, "more than once"),
+        ({"balance": [("t", ["a", "a"])]}, ParameterError, "'balance' parameter of AddNoise"),
         ({"balance": [("a", ["b", "a"])]}, ParameterError, "total as a component"),
         ({"balance": [("a", ["b"]), ("b", ["a"])]}, ParameterError, "circular"),
-        ({"balance": [("t", ["a", "zz"])]}, ColumnError, "not a noise variable"),
+        ({"balance": [("t", ["a", "name"])]}, ColumnError, "not a noise variable"),
+        ({"balance": [("t", ["a", "zz"])]}, ColumnError, "'zz', which is not in the data"),
         ({"balance": "t=a+b"}, ParameterError, "balance"),
         ({"seed": -3}, ParameterError, "seed"),
         ({"variables": ["w"]}, ColumnError, "weight"),
@@ -273,6 +274,22 @@ def test_bad_parameters(kwargs: dict, error: type[Exception], match: str) -> Non
     )
     with pytest.raises(error, match=match):
         AddNoise(**kwargs).apply(df, numeric=["a", "b", "c", "t"], weight="w")
+
+
+def test_balance_shapes_admitted() -> None:
+    """A single pair, job-file lists and a single-name component are all valid edits."""
+    df = _normal_frame(12).with_columns(t=pl.col("a") + pl.col("b"), u=pl.col("c"))
+    numeric = ["a", "b", "c", "t", "u"]
+    reference = add_noise(df, numeric=numeric, balance=[("t", ["a", "b"]), ("u", ["c"])], seed=3)
+    for balance in (
+        [["t", ["a", "b"]], ["u", ["c"]]],  # TOML lists
+        [("t", ("a", "b")), ("u", "c")],  # tuples, one component by name
+    ):
+        out = add_noise(df, numeric=numeric, balance=balance, seed=3)
+        assert out.microdata.frame.equals(reference.microdata.frame)
+    single = add_noise(df, numeric=["a", "b", "c", "t"], balance=("t", ["a", "b"]), seed=3)
+    frame = single.microdata.frame
+    assert (frame["t"] == frame["a"] + frame["b"]).all()
 
 
 def test_bad_data() -> None:

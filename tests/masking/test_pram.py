@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import Microdata
-from sdckit.errors import ColumnError, ParameterError
+from sdckit.errors import ColumnError, ParameterError, VerificationError
 from sdckit.masking._pram import (
     Pram,
     generate_transition,
@@ -17,6 +17,7 @@ from sdckit.masking._pram import (
     pram,
     pram_estimate,
 )
+from sdckit.protection import Protected
 from sdckit.utility import pram_entropy
 
 E5_P = np.array(
@@ -166,3 +167,34 @@ def test_all_missing_variable_and_nan_kept() -> None:
     assert out["a"].null_count() == 6
     assert out["b"].is_nan().fill_null(False).to_list()[1]
     assert out["b"].is_null().to_list()[5]
+
+
+def test_declared_forms_of_the_parameters() -> None:
+    df = pl.DataFrame({"age": ["child", "adult"] * 60, "marital": ["single", "married"] * 60})
+    md = Microdata(df, keys=["age", "marital"])
+    single = Pram(forbidden={"age": "child", "marital": "married"}, min_diagonal=0.5, seed=2)
+    listed = Pram(forbidden=[{"age": "child", "marital": "married"}], min_diagonal=0.5, seed=2)
+    assert single.apply(md).data.equals(listed.apply(md).data)
+    per_variable = Pram(transition={"age": np.eye(2), "marital": [[0.5, 0.5], [0.5, 0.5]]},
+                        invariant=False, seed=1)  # fmt: skip
+    assert per_variable.apply(md).changed.keys() <= {"marital"}
+    keys_by_default = Pram(variables=[], seed=3).apply(md)
+    assert keys_by_default.details["variables"] == ("age", "marital")
+    with pytest.raises(ColumnError, match=r"'transition' parameter of Pram .* 'agee'"):
+        Pram(transition={"agee": np.eye(2)}).apply(md)
+    with pytest.raises(ColumnError, match=r"'forbidden' parameter of Pram .* 'mar'"):
+        Pram(forbidden={"mar": "married"}).apply(md)
+    with pytest.raises(ParameterError, match="'invariant' parameter of Pram"):
+        Pram(invariant="yes").apply(md)
+
+
+def test_verify_reports_what_failed() -> None:
+    method, md = Pram.contract_example()
+    result = method.apply(md)
+    method.verify(md, result)
+    tampered = md.frame.with_columns(pl.lit("married").alias("marital"))
+    with pytest.raises(VerificationError, match=r"Pram: .*forbidden"):
+        method.verify(md, Protected.from_frames(md, tampered, method))
+    tampered = md.frame.with_columns(pl.col("region") + 1)
+    with pytest.raises(VerificationError, match="'region' was changed but not PRAMmed"):
+        method.verify(md, Protected.from_frames(md, tampered, method))

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import Microdata
-from sdckit.errors import ColumnError, ParameterError
+from sdckit.errors import ColumnError, ParameterError, VerificationError
 from sdckit.masking._rank_swapping import RankSwapping, rank_swapping
+from sdckit.protection import Protected
 
 
 @given(
@@ -71,6 +72,22 @@ def test_errors() -> None:
         RankSwapping(variables=["x"], method="sdcmicro", p=5, r0=0.9).apply(df)
     with pytest.raises(ParameterError, match="'p'"):
         rank_swapping(df, numeric=["x"], p=150)
+    with pytest.raises(ParameterError, match="'top_percent' parameter of RankSwapping"):
+        RankSwapping(variables=["x"], top_percent=60).apply(df)
+    with pytest.raises(ColumnError, match=r"'variables' parameter of RankSwapping .* 'xx'"):
+        RankSwapping(variables=["xx"]).apply(df)
+
+
+def test_verify_reports_what_failed() -> None:
+    method, md = RankSwapping.contract_example()
+    result = method.apply(md)
+    method.verify(md, result)
+    scaled = result.microdata.frame.with_columns(pl.col("income") * 2)
+    with pytest.raises(VerificationError, match="RankSwapping: the distribution of 'income'"):
+        method.verify(md, Protected.from_frames(md, scaled, method))
+    reversed_ = md.frame.with_columns(pl.col("savings").sort(descending=True))
+    with pytest.raises(VerificationError, match="'savings' moved further than the rank window"):
+        method.verify(md, Protected.from_frames(md, reversed_, method, details=result.details))
 
 
 def test_large_integers_are_swapped_exactly() -> None:

@@ -201,6 +201,24 @@ def test_top_coding_keeps_integer_type() -> None:
     assert mean.data["x"].tolist() == [1.0, 64 / 3, 64 / 3, 64 / 3]
 
 
+def test_declared_parameters_admit_every_valid_form() -> None:
+    """Infinite edges (also per column), numeric labels, pairs as lists (job files)."""
+    df = pl.DataFrame({"x": [1.0, 5.0, 9.0, 12.0], "y": [1, 2, 3, 4]})
+    per_column = recode_intervals(
+        df, columns=["x", "y"], breaks={"x": [-np.inf, 5, np.inf], "y": [0, 10]}
+    )
+    assert per_column.data["x"].to_list() == ["[-inf, 5)", "[5, inf]", "[5, inf]", "[5, inf]"]
+    coded = recode_intervals(df, columns="x", breaks=np.array([0.0, 5.0, 20.0]), labels=[1, 2])
+    assert coded.data["x"].to_list() == ["1", "2", "2", "2"]
+    pair = top_bottom_code(df, columns="x", upper=10, lower=2, replacement=[0, 100])
+    assert pair.data["x"].to_list() == [0.0, 5.0, 9.0, 100.0]
+    assert top_bottom_code(df, columns="y", upper=np.int64(3)).data["y"].to_list() == [1, 2, 3, 3]
+    with pytest.raises(ParameterError, match="'strict' parameter of GlobalRecoding"):
+        global_recode(df, mapping={"y": {1: 0}}, strict=1)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="'replacement' parameter of TopBottomCoding"):
+        top_bottom_code(df, columns="x", upper=10, replacement=np.inf)
+
+
 def test_top_coding_errors() -> None:
     df = pl.DataFrame({"x": [1.0, 2.0, 3.0]})
     with pytest.raises(ParameterError, match="upper"):

@@ -1,21 +1,16 @@
-"""Synthetic data: replicated uniques, utility (pMSE, regression), save and reuse."""
+"""Synthetic data: no replicated uniques, regression utility, save and reuse, contract."""
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pytest
 
 from sdckit import Microdata
 from sdckit.datasets import load_demo
-from sdckit.errors import ParameterError
-from sdckit.masking.synthetic import (
-    Synthesis,
-    Synthesizer,
-    propensity_mse,
-    replicated_uniques,
-    synthesize,
-)
+from sdckit.errors import ColumnError, ParameterError, VerificationError
+from sdckit.masking.synthetic import Synthesis, Synthesizer, synthesize
+from sdckit.protection import Protected
+from sdckit.risk import replicated_uniques
 from sdckit.utility import regression_comparison
 
 KEYS = ["region", "sex", "age_group", "marital_status", "education"]
@@ -31,21 +26,17 @@ def test_no_replicated_uniques_on_demo(demo) -> None:
     method = Synthesis(seed=4)
     res = method.apply(md)
     method.verify(md, res)
-    assert not replicated_uniques(md, res.microdata, KEYS).any()
+    assert replicated_uniques(md, res.microdata, KEYS).n_replicated == 0
     # with replicated uniques allowed some usually appear: the check is not vacuous
     allowed = Synthesis(seed=4, allow_replicated_uniques=True).apply(md)
-    assert replicated_uniques(md, allowed.microdata, KEYS).sum() > 0
+    assert replicated_uniques(md, allowed.microdata, KEYS).n_replicated > 0
+    with pytest.raises(VerificationError, match="sample unique"):
+        method.verify(md, Protected.from_frames(md, allowed.microdata.frame, method))
 
 
-def test_utility_pmse_and_regression(demo) -> None:
+def test_regression_utility(demo) -> None:
     md = Microdata(demo, keys=KEYS, numeric=["income", "hours_worked"])
     syn = synthesize(md, seed=2).data
-    util = propensity_mse(demo, syn, [*KEYS, "income"])
-    assert 0 <= util["pmse"] < 0.25 * 0.25  # far from a perfectly separable file
-    shuffled = demo.with_columns(pl.Series("income", np.random.default_rng(0).permutation(
-        demo["income"].to_numpy())))  # fmt: skip
-    bad = propensity_mse(demo, shuffled.with_columns(pl.col("income") * 3), [*KEYS, "income"])
-    assert util["pmse"] < bad["pmse"]
     reg = regression_comparison(demo, syn, "hours_worked ~ C(sex) + C(education)")
     assert reg.mean_overlap > 0
 
@@ -85,6 +76,17 @@ def test_errors(demo) -> None:
         Synthesizer().generate()
     with pytest.raises(ParameterError, match="visit_sequence"):
         Synthesizer(synthesize=["sex"], visit_sequence=["region"]).fit(demo, keys=KEYS)
+    md = Microdata(demo.head(200), keys=KEYS)
+    with pytest.raises(ParameterError, match="'min_samples_leaf' parameter of Synthesis"):
+        Synthesis(min_samples_leaf=0).apply(md)
+    with pytest.raises(ParameterError, match="'method' parameter of Synthesis"):
+        Synthesis(method="gan").apply(md)
+    with pytest.raises(ColumnError, match="'visit_sequence' parameter of Synthesis"):
+        Synthesis(synthesize=["sex"], visit_sequence=["sexx"]).apply(md)
+    syn = Synthesizer(synthesize=["sex"], method="parametric", seed=1).fit(md)
+    syn.method = "cart"  # changed after fitting: fit again first
+    with pytest.raises(ParameterError, match="fit"):
+        syn.generate()
 
 
 def test_predictor_levels_are_those_of_the_fit() -> None:

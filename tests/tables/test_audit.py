@@ -25,11 +25,13 @@ def test_e2_checked_against_p_percent_levels() -> None:
     t = e2_table()
     d = t.cell(region="D", industry="36210")
     pattern = [t.cell(region=r, industry=c) for r, c in E2_PATTERN]
-    ok = apply_rules(t, MarkedCells([d], upper=2000, lower=2000)).suppress(
+    ok = apply_rules(t, MarkedCells(cells=[d], upper=2000, lower=2000)).suppress(
         [c for c in pattern if c != d]
     )
     assert audit(ok).ok  # [0, 4871] reaches 2309 - 2000 and 2309 + 2000
-    too_much = apply_rules(t, MarkedCells([d], upper=3000)).suppress([c for c in pattern if c != d])
+    too_much = apply_rules(t, MarkedCells(cells=[d], upper=3000)).suppress(
+        [c for c in pattern if c != d]
+    )
     res = audit(too_much)
     assert not res.ok
     assert res.under_protected.tolist() == [d]
@@ -47,7 +49,7 @@ def test_tau_argus_two_by_two() -> None:
 def test_sdctable_trap_is_found() -> None:
     t = a4_table()
     cells = [t.cell(row=r, col=c) for r, c in A4_PRIMARIES]
-    marked = apply_rules(t, MarkedCells(cells))
+    marked = apply_rules(t, MarkedCells(cells=cells))
     # every row and every column of the interior has at least two suppressions ...
     sup = marked.suppressed.reshape(t.shape)[1:, 1:]
     assert sup.sum(axis=0).min() >= 2 and sup.sum(axis=1).min() >= 2
@@ -76,7 +78,9 @@ def test_singleton_violations() -> None:
         {"r": ["1", "2"], "c": ["a", "b", "c"]},
         n_contributors=with_margins([[3, 1, 3], [3, 1, 3]]),
     )
-    marked = apply_rules(t, MarkedCells([t.cell(r="1", c="b"), t.cell(r="1", c="c")], upper=1))
+    marked = apply_rules(
+        t, MarkedCells(cells=[t.cell(r="1", c="b"), t.cell(r="1", c="c")], upper=1)
+    )
     assert len(singleton_violations(marked)) == 1
     assert len(singleton_violations(marked.suppress([t.cell(r="1", c="a")]))) == 0
 
@@ -95,7 +99,7 @@ def test_check_mode_gives_the_same_verdicts(seed: int) -> None:
     interior = np.flatnonzero(~t.is_total)
     prim = rng.choice(interior, 4, replace=False)
     others = rng.choice(np.setdiff1d(interior, prim), 5, replace=False)
-    marked = apply_rules(t, MarkedCells(prim, upper=3, lower=2)).suppress(others)
+    marked = apply_rules(t, MarkedCells(cells=prim, upper=3, lower=2)).suppress(others)
     exact = audit(marked)
     check = audit(marked, intervals="check")
     assert np.array_equal(exact.protected, check.protected)

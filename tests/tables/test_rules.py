@@ -50,8 +50,8 @@ def test_pq_rule_is_p_over_q() -> None:
     out = PQRule(p=25, q=100).evaluate(TABLE)
     assert out.upper == pytest.approx([0, 8.5, 4])
     assert PQRule(p=20, q=80).evaluate(TABLE).upper == pytest.approx(out.upper)
-    with pytest.raises(ParameterError):
-        PQRule(p=90, q=80)
+    with pytest.raises(ParameterError, match=r"'p' parameter of PQRule must not exceed 'q'"):
+        PQRule(p=90, q=80).evaluate(TABLE)
 
 
 def test_dominance_levels_by_hand() -> None:
@@ -99,7 +99,7 @@ def test_zero_cells_that_disclose() -> None:
 
 
 def test_marked_and_combined_rules() -> None:
-    marked = MarkedCells([{"x": "c1"}], upper=3, lower=2, sliding=4)
+    marked = MarkedCells(cells=[{"x": "c1"}], upper=3, lower=2, sliding=4)
     res = evaluate_rules(TABLE, [PPercent(p=10), marked])
     t = res.table
     assert t.primary.tolist() == [False, True, True]
@@ -112,10 +112,10 @@ def test_marked_and_combined_rules() -> None:
 
 def test_lower_level_capped_by_bound_and_frozen_cells() -> None:
     t = _one_dim([10, 8, 2], [[8, 0], [8, 0], [2, 0]], [2, 1, 1])
-    out = apply_rules(t, MarkedCells([2], upper=5))
+    out = apply_rules(t, MarkedCells(cells=[2], upper=5))
     assert out.lower[2] == 2  # the cell cannot go below 0
     frozen = t.mark_protected([2])
-    assert apply_rules(frozen, MarkedCells([1, 2], upper=1)).status.tolist() == [
+    assert apply_rules(frozen, MarkedCells(cells=[1, 2], upper=1)).status.tolist() == [
         CellStatus.SAFE,
         CellStatus.PRIMARY,
         CellStatus.PROTECTED,
@@ -124,5 +124,48 @@ def test_lower_level_capped_by_bound_and_frozen_cells() -> None:
 
 def test_rules_on_microdata_table() -> None:
     df = pl.DataFrame({"r": ["a"] * 3 + ["b"] * 4, "v": [90.0, 5, 5, 10, 10, 10, 10]})
-    t = apply_rules(Table.from_microdata(df, ["r"], "v"), [Dominance(1, 85), MinFrequency(3)])
+    t = apply_rules(
+        Table.from_microdata(df, ["r"], "v"), [Dominance(n=1, k=85), MinFrequency(threshold=3)]
+    )
     assert t.primary.tolist() == [False, True, False]
+
+
+def test_rules_take_keyword_arguments_checked_when_evaluated() -> None:
+    with pytest.raises(TypeError):
+        MinFrequency(3)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        MarkedCells([2])  # type: ignore[misc]
+    rule = MinFrequency(threshold=0)  # only stored
+    assert rule.get_params() == {"threshold": 0, "safety_range": 10.0, "minimum_level": 1.0}
+    with pytest.raises(ParameterError, match=r"'threshold' parameter of MinFrequency"):
+        rule.evaluate(TABLE)
+    with pytest.raises(ParameterError, match=r"'p' parameter of PPercent"):
+        PPercent(p=150).evaluate(TABLE)
+    assert repr(PPercent(p=5)) == "PPercent(p=5)"
+    expected = "MarkedCells(cells=[1], upper=0.0, lower=None, sliding=0.0)"
+    assert repr(MarkedCells(cells=[1])) == expected
+
+
+def test_marked_cells_mask_and_default_lower_level() -> None:
+    mask = np.array([False, False, True])
+    out = MarkedCells(cells=mask, upper=2).evaluate(TABLE)
+    assert out.unsafe.tolist() == [False, False, True]
+    assert out.lower.tolist() == [0, 0, 2]  # lower defaults to upper
+    with pytest.raises(ParameterError, match="one entry per cell"):
+        MarkedCells(cells=np.array([True])).evaluate(TABLE)
+
+
+def test_a_subclass_with_another_signature_declares_its_parameters() -> None:
+    with pytest.raises(TypeError, match="must declare exactly the parameters"):
+
+        class Strict(PPercent):  # inherits PPercent.parameters, which lack 'margin'
+            def __init__(self, *, p: float = 10.0, margin: float = 1.0) -> None:
+                self.p = p
+                self.margin = margin
+
+    with pytest.raises(TypeError, match="keyword-only"):
+
+        class Positional(PQRule):
+            def __init__(self, p: float = 10.0, q: float = 100.0) -> None:
+                self.p = p
+                self.q = q

@@ -74,7 +74,7 @@ def small_tables(draw: st.DrawFn, max_side: int = 3) -> Table:
         st.lists(st.sampled_from(interior.tolist()), min_size=n_prim, max_size=n_prim, unique=True)
     )
     level = draw(st.integers(1, 4))
-    return apply_rules(t, MarkedCells(prim, upper=level, lower=0))
+    return apply_rules(t, MarkedCells(cells=prim, upper=level, lower=0))
 
 
 @settings(max_examples=8)
@@ -105,7 +105,7 @@ def test_e2_optimal_p_percent_cheaper_than_shown() -> None:
         top=top,
         kind="magnitude",
     )
-    primaries = apply_rules(t, PPercent(10))
+    primaries = apply_rules(t, PPercent(p=10))
     assert primaries.primary.tolist().count(True) == 1 and primaries.upper[d] == 41
     res = suppress_optimal(primaries, cost="value")
     shown = sum(
@@ -122,7 +122,7 @@ def test_e2_optimal_p_percent_cheaper_than_shown() -> None:
 def test_methods_avoid_the_sdctable_trap(method) -> None:
     t = a4_table()
     cells = [t.cell(row=r, col=c) for r, c in A4_PRIMARIES]
-    res = method(apply_rules(t, MarkedCells(cells, upper=3)))
+    res = method(apply_rules(t, MarkedCells(cells=cells, upper=3)))
     check = audit(res.table)
     assert check.ok
     assert t.cell(row="w", col="b") not in check.disclosed
@@ -141,7 +141,7 @@ def test_singleton_needs_a_third_suppression() -> None:
         kind="magnitude",
     )
     marked = apply_rules(
-        t, MarkedCells([t.cell(row="A", col="X2"), t.cell(row="A", col="X4")], upper=2)
+        t, MarkedCells(cells=[t.cell(row="A", col="X2"), t.cell(row="A", col="X4")], upper=2)
     )
     for method in METHODS:
         res = method(marked, cost="unity")
@@ -155,14 +155,14 @@ def test_singleton_needs_a_third_suppression() -> None:
 
 def test_cost_options_and_errors() -> None:
     t = a4_table()
-    marked = apply_rules(t, MarkedCells([t.cell(row="x", col="c")], upper=2))
+    marked = apply_rules(t, MarkedCells(cells=[t.cell(row="x", col="c")], upper=2))
     user = np.ones(t.n_cells)
     user[t.cell(row="w", col="c")] = 100
     res = suppress_optimal(marked, cost=user)
     assert not res.table.suppressed[t.cell(row="w", col="c")]
     with pytest.raises(InfeasibleError):
         suppress_optimal(
-            apply_rules(t, MarkedCells([t.cell(row="x", col="c")], upper=10**6, lower=0))
+            apply_rules(t, MarkedCells(cells=[t.cell(row="x", col="c")], upper=10**6, lower=0))
             .mark_protected(np.flatnonzero(t.values > 0)[:0])
             .with_status(upper_bounds=np.where(t.is_total, t.values, 100.0))
         )
@@ -189,7 +189,7 @@ def hierarchical_tables(draw: st.DrawFn) -> Table:
         data["size"] = rng.choice(["small", "large"], n)
         dims["size"] = None
     t = Table.from_microdata(pl.DataFrame(data), dims, "v")
-    return apply_rules(t, [PPercent(20), MinFrequency(3)])
+    return apply_rules(t, [PPercent(p=20), MinFrequency(threshold=3)])
 
 
 @settings(max_examples=6)
@@ -214,7 +214,7 @@ def test_decomposition_alone_protects_subtables(table: Table) -> None:
 def test_repair_fixes_a_pattern_from_another_tool() -> None:
     t = a4_table()
     cells = [t.cell(row=r, col=c) for r, c in A4_PRIMARIES]
-    pattern = apply_rules(t, MarkedCells(cells, upper=3))  # the trap: (w, b) recomputable
+    pattern = apply_rules(t, MarkedCells(cells=cells, upper=3))  # the trap: (w, b) recomputable
     assert not audit(pattern).ok
     res = repair_suppression(pattern, cost="unity")
     assert audit(res.table).ok

@@ -9,12 +9,14 @@ from collections.abc import Iterator, Sequence
 import typer
 from rich.console import Console
 
+from sdckit._console import progress_bar
 from sdckit.errors import ColumnError, ParameterError, SdcError
 
 __all__ = [
     "EXIT_USAGE",
     "check_output_columns",
     "fail",
+    "progress_bar",
     "reported_errors",
     "split_columns",
     "stdout_console",

@@ -62,7 +62,7 @@ def assess_file(
     """
     from sdckit.io import read_data
     from sdckit.microdata import Microdata
-    from sdckit.risk import household_risk, individual_risk, l_diversity
+    from sdckit.risk import assess_risk
 
     check_choice(missing, "--missing", ("wildcard", "category"))
     check_choice(method, "--method", ("approx", "exact"))
@@ -70,65 +70,30 @@ def assess_file(
     md = Microdata(
         frame, keys=keys, weight=weight, household=household, sensitive=sensitive or None
     )
-    columns: dict[str, np.ndarray] = {}
-    rows: list[tuple[str, Any]] = []
-    if household is not None:
-        hh = household_risk(md, method=method, missing=missing)  # type: ignore[arg-type]
-        ind = hh.individual
-    else:
-        hh = None
-        ind = individual_risk(md, method=method, missing=missing)  # type: ignore[arg-type]
-    freq = ind.frequencies
-    fk = ind.fk
-    if np.all(fk == np.round(fk)):  # whole counts (always, without fractional alpha)
-        fk = fk.astype(np.int64)
-    columns.update(fk=fk, Fk_hat=ind.Fk_hat, risk=ind.risk)
-    rows += [
-        ("records", md.n_records),
-        ("equivalence classes", freq.n_classes),
-        ("sample uniques", freq.sample_uniques),
-    ]
-    rows += [(f"records violating {k}-anonymity", freq.violations(k).records) for k in (2, 3, 5)]
-    rows += [
-        ("expected re-identifications", ind.expected_reidentifications),
-        ("global risk (%)", ind.global_risk_pct),
-    ]
-    if hh is not None:
-        columns["household_risk"] = hh.household_risk
-        rows += [
-            ("households", hh.n_households),
-            ("expected re-identifications (households)", hh.expected_reidentifications),
-            ("global household risk (%)", hh.global_risk_pct),
-        ]
-    if suda2:
-        from sdckit.risk.suda import suda2 as run_suda2
-
-        suda = run_suda2(md)
-        columns.update(suda_score=suda.score, dis_suda_score=suda.dis_score)
-        rows += [
-            ("records with a SUDA score > 0", int(np.count_nonzero(suda.score > 0))),
-            ("largest DIS-SUDA score", float(suda.dis_score.max(initial=0.0))),
-        ]
     if sensitive:
         # l-diversity names its columns after the sensitive variables: check them first
         planned = [f"l_{m}_{s}" for s in md.sensitive for m in ("distinct", "entropy", "recursive")]
         if len(md.sensitive) >= 2:
             planned += ["l_entropy_multi", "l_recursive_multi"]
-        check_output_columns([*columns, *planned])
-        ldiv = l_diversity(md)
-        ldiv_frame = ldiv.to_frame()
-        if not isinstance(ldiv_frame, pl.DataFrame):  # pragma: no cover - input is polars
-            ldiv_frame = pl.from_pandas(ldiv_frame)
-        for name in ldiv_frame.columns:
-            columns[name] = ldiv_frame.get_column(name).to_numpy()
-        for s in md.sensitive:
-            rows += [
-                (f"lowest distinct l-diversity of {s}", float(ldiv.distinct[s].min())),
-                (
-                    f"records with distinct l < 2 on {s}",
-                    int(np.count_nonzero(ldiv.distinct[s] < 2)),
-                ),
-            ]
+        check_output_columns(["fk", "Fk_hat", "risk", "household_risk", *planned])
+    assessment = assess_risk(md, method=method, missing=missing)
+    records = assessment.to_frame()
+    columns: dict[str, np.ndarray] = {c: records.get_column(c).to_numpy() for c in records.columns}
+    fk = columns["fk"]
+    if np.all(fk == np.round(fk)):  # whole counts (always, without fractional alpha)
+        columns["fk"] = fk.astype(np.int64)
+    rows: list[tuple[str, Any]] = assessment.rows()
+    if suda2:
+        from sdckit.risk.suda import suda2 as run_suda2
+
+        suda = run_suda2(md)
+        first = [c for c in columns if not c.startswith("l_")]
+        rest = {c: columns.pop(c) for c in list(columns) if c not in first}
+        columns.update(suda_score=suda.score, dis_suda_score=suda.dis_score, **rest)
+        rows += [
+            ("records with a SUDA score > 0", int(np.count_nonzero(suda.score > 0))),
+            ("largest DIS-SUDA score", float(suda.dis_score.max(initial=0.0))),
+        ]
     check_output_columns(list(columns))
     return pl.DataFrame(columns), rows
 

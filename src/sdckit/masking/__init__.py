@@ -30,12 +30,7 @@ from sdckit.masking.recoding import (
     recode_intervals,
     top_bottom_code,
 )
-from sdckit.masking.record_swapping import (
-    SwapTableLoss,
-    TargetedRecordSwapping,
-    swap_table_loss,
-    targeted_record_swapping,
-)
+from sdckit.masking.record_swapping import TargetedRecordSwapping, targeted_record_swapping
 from sdckit.masking.sampling import SubSample, subsample
 from sdckit.masking.shuffling import Shuffling, shuffle
 from sdckit.masking.suppression import (
@@ -44,13 +39,7 @@ from sdckit.masking.suppression import (
     local_suppression,
     suppress_risky_records,
 )
-from sdckit.masking.synthetic import (
-    Synthesis,
-    Synthesizer,
-    propensity_mse,
-    replicated_uniques,
-    synthesize,
-)
+from sdckit.masking.synthetic import Synthesis, Synthesizer, synthesize
 from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
@@ -68,7 +57,6 @@ __all__ = [
     "RiskSuppression",
     "Shuffling",
     "SubSample",
-    "SwapTableLoss",
     "Synthesis",
     "Synthesizer",
     "TargetedRecordSwapping",
@@ -84,15 +72,12 @@ __all__ = [
     "microaggregation",
     "pram",
     "pram_estimate",
-    "propensity_mse",
     "rank_swapping",
     "recode_intervals",
-    "replicated_uniques",
     "shuffle",
     "subsample",
     "suppress_risky_records",
     "swap_sides",
-    "swap_table_loss",
     "synthesize",
     "targeted_record_swapping",
     "top_bottom_code",

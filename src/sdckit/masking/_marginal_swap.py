@@ -25,7 +25,19 @@ import polars as pl
 from sdckit._validation import check_int, check_real, check_seed
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import (
+    Callable_,
+    Columns,
+    Instance,
+    Integer,
+    ListOf,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Real,
+    Seed,
+)
 from sdckit.risk.graphical._margins import table_codes
 from sdckit.risk.graphical.chordal import junction_tree
 from sdckit.risk.graphical.model import DecomposableModel, _as_model, decomposable_risk
@@ -151,7 +163,37 @@ class MarginalPreservingSwap(ProtectionMethod):
     """
 
     name: ClassVar[str] = "marginal-preserving swapping"
+    description: ClassVar[str] = (
+        "Exchanges values of {variables} between risky sample uniques and similar records so "
+        "that every margin of a chosen model of the key variables is kept "
+        "(marginal-preserving swapping)."
+    )
     stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "model": Param(
+            Instance((DecomposableModel,), "a decomposable model over the keys"),
+            Options("independence", "saturated"),
+            Instance((nx.Graph,), "a networkx graph over the keys"),
+            ListOf(Columns(role="keys", min_length=0)),
+            help="the model whose clique margins are kept (a model, a graph or its cliques)",
+        ),
+        "threshold": Param(
+            Real(minimum=0.0, maximum=1.0),
+            help="smallest probability of being population unique for a record to be swapped",
+        ),
+        "max_records": Param(
+            Integer(minimum=0), None, help="swap at most this many risky records, riskiest first"
+        ),
+        "population_size": Param(
+            Integer(minimum=1), None, help="population size (default: the sum of the weights)"
+        ),
+        "distance": Param(
+            Options("hamming"),
+            Callable_("a function distance(record, candidates)"),
+            help="distance to candidate partners: 'hamming' or a function",
+        ),
+        "seed": Param(Seed(), None, help="seed for breaking ties between equally close partners"),
+    }
 
     def __init__(
         self,
@@ -265,7 +307,10 @@ class MarginalPreservingSwap(ProtectionMethod):
         for clique in model.cliques:
             before = original.frame.group_by(list(clique)).len().sort(list(clique))
             after = protected.microdata.frame.group_by(list(clique)).len().sort(list(clique))
-            assert before.equals(after, null_equal=True), f"margin {clique} changed"
+            self._require(
+                before.equals(after, null_equal=True),
+                f"the margin {' x '.join(clique)} of the model changed",
+            )
 
     @classmethod
     def contract_example(cls) -> tuple[MarginalPreservingSwap, Microdata]:

@@ -43,7 +43,7 @@ Constant variables are left out of the distance.  Aggregated columns are returne
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
@@ -66,7 +66,17 @@ from sdckit.masking._mdav import mdav_labels
 from sdckit.masking._refine import refine_partition
 from sdckit.masking._univariate import optimal_univariate_labels
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import (
+    Boolean,
+    Column,
+    Columns,
+    Integer,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Seed,
+)
 
 __all__ = [
     "Microaggregation",
@@ -165,7 +175,40 @@ class Microaggregation(ProtectionMethod):
     [2.0, 2.0, 2.0, 11.0, 11.0, 11.0]
     """
 
-    name = "microaggregation"
+    name: ClassVar[str] = "microaggregation"
+    description: ClassVar[str] = (
+        "Replaces the values of {variables} by the mean or median of groups of at least k "
+        "similar records (microaggregation)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "k": Param(Integer(minimum=2), help="smallest number of records in a group"),
+        "method": Param(
+            Options(*METHODS),
+            help="how groups are formed: MDAV, MDAV with a local search, or each variable alone",
+        ),
+        "variables": Param(
+            Columns(role="numeric", min_length=0),
+            None,
+            help="the numeric variables to aggregate (default: the numeric variables)",
+        ),
+        "aggregate": Param(
+            Options("mean", "median"), help="the value released for a group: mean or median"
+        ),
+        "standardize": Param(
+            Boolean(), help="form the groups on z-scores instead of the raw values"
+        ),
+        "strata": Param(
+            Column(),
+            None,
+            help="aggregate within the strata of this column (default: the data's strata)",
+        ),
+        "iterations": Param(
+            Integer(minimum=0), help="iterations of the local search of 'mdav_refined'"
+        ),
+        "seed": Param(
+            Seed(), None, help="random seed of 'mdav_refined' (default: the fixed seed 0)"
+        ),
+    }
 
     def __init__(
         self,
@@ -339,15 +382,19 @@ class Microaggregation(ProtectionMethod):
             g = g2[:, j]
             obs = ~np.isnan(x[:, j])
             has = g >= 0
-            assert (has | ~obs).all(), f"observed value of {name!r} without a group"
+            self._require((has | ~obs).all(), f"an observed value of {name!r} has no group")
             counts = np.bincount(g[has])
-            assert (counts[counts > 0] >= k).all(), f"a group of {name!r} has fewer than k"
+            self._require(
+                (counts[counts > 0] >= k).all(), f"a group of {name!r} has fewer than k records"
+            )
             if strata_codes is not None:
                 lo = np.full(counts.size, np.iinfo(np.int64).max)
                 hi = np.full(counts.size, -1)
                 np.minimum.at(lo, g[has], strata_codes[has])
                 np.maximum.at(hi, g[has], strata_codes[has])
-                assert (lo[counts > 0] == hi[counts > 0]).all(), "a group crosses strata"
+                self._require(
+                    (lo[counts > 0] == hi[counts > 0]).all(), f"a group of {name!r} crosses strata"
+                )
             released = out.get_column(name).cast(pl.Float64).fill_nan(None).to_numpy()
             released = np.asarray(released, dtype=np.float64)
             expect = np.full(len(released), np.nan)
@@ -356,12 +403,14 @@ class Microaggregation(ProtectionMethod):
             expect[has] = vals
             n_observed[has] = obs_counts[g[has]]
             keep = obs & (n_observed >= k)  # released: a statistic of >= k observed values
-            assert np.array_equal(~np.isnan(released), keep), (
-                f"missing or suppressed values of {name!r} are not where expected"
+            self._require(
+                np.array_equal(~np.isnan(released), keep),
+                f"missing or suppressed values of {name!r} are not where expected",
             )
             scale = max(float(np.nanmax(np.abs(x[:, j]), initial=0.0)), 1.0)
-            assert np.allclose(released[keep], expect[keep], rtol=1e-9, atol=1e-12 * scale), (
-                f"released values of {name!r} are not the group {self.aggregate}s"
+            self._require(
+                np.allclose(released[keep], expect[keep], rtol=1e-9, atol=1e-12 * scale),
+                f"released values of {name!r} are not the group {self.aggregate}s",
             )
 
     @classmethod

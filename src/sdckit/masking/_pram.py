@@ -13,6 +13,8 @@ The unbiased moment estimate of the original frequencies is ``T* P^-1``
 
 from __future__ import annotations
 
+import datetime
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -24,7 +26,21 @@ from sdckit._codes import encode_column, group_ids
 from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, ParameterError
 from sdckit.microdata import Microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import (
+    Array,
+    Boolean,
+    ColumnMap,
+    Columns,
+    Instance,
+    Integer,
+    ListOf,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Real,
+    Seed,
+)
 
 __all__ = [
     "Pram",
@@ -181,6 +197,15 @@ def _as_combinations(combos: Any, name: str) -> list[dict[str, Any]]:
     return out
 
 
+#: A value of a category in a forbidden combination (compared with the column's values).
+_CATEGORY = Instance(
+    (str, numbers.Real, datetime.date, datetime.time, datetime.timedelta),
+    "a category value (text, number or date)",
+)
+#: A transition matrix: square, one row and column per level.
+_MATRIX = Array(ndim=2, square=True)
+
+
 class Pram(ProtectionMethod):
     """PRAM of categorical variables (see the module docstring).
 
@@ -213,7 +238,62 @@ class Pram(ProtectionMethod):
     """
 
     name: ClassVar[str] = "PRAM"
+    description: ClassVar[str] = (
+        "Changes some values of {variables} at random by a known probability mechanism "
+        "(post-randomisation, PRAM)."
+    )
     stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "variables": Param(
+            Columns(role="keys", min_length=0),
+            None,
+            help="categorical variables to PRAM (default: the key variables)",
+        ),
+        "transition": Param(
+            _MATRIX,
+            ColumnMap(_MATRIX),
+            None,
+            help="transition matrix (rows and columns in sorted level order), or one per variable",
+        ),
+        "min_diagonal": Param(
+            Real(minimum=0.0, maximum=1.0),
+            help="smallest probability of keeping a value in a generated matrix",
+        ),
+        "diagonal": Param(
+            Options("random", "fixed"),
+            help="generated diagonals drawn at random above min_diagonal, or all equal to it",
+        ),
+        "invariant": Param(
+            Boolean(), help="use the invariant matrix, which keeps the expected frequencies"
+        ),
+        "alpha": Param(
+            Real(minimum=0.0, maximum=1.0),
+            None,
+            help="weight of the invariant matrix against the identity (None: 1)",
+        ),
+        "target_min_diagonal": Param(
+            Real(minimum=0.0, maximum=1.0),
+            None,
+            help="choose alpha so that the smallest diagonal of the matrix reaches this value",
+        ),
+        "by_strata": Param(Boolean(), help="build the matrices and draw within the strata"),
+        "forbidden": Param(
+            ListOf(ColumnMap(_CATEGORY)),
+            ColumnMap(_CATEGORY),
+            None,
+            help="combinations {column: category} that must not be released",
+        ),
+        "must_exist": Param(
+            ListOf(Columns()),
+            None,
+            help="groups of variables whose released combinations must occur in the original",
+        ),
+        "max_redraws": Param(
+            Integer(minimum=0),
+            help="redraws of records that break the control before their values are restored",
+        ),
+        "seed": Param(Seed(), None, help="seed of the random draws"),
+    }
 
     def __init__(
         self,
@@ -419,14 +499,16 @@ class Pram(ProtectionMethod):
         """Only the PRAMmed variables change, within their levels; no forbidden combination."""
         cols = self._variables(original)
         for col in protected.changed:
-            assert col in cols, f"PRAM changed a variable it was not asked to change: {col}"
+            self._require(col in cols, f"the variable {col!r} was changed but not PRAMmed")
         for c in cols:
             before = set(original.frame.get_column(c).drop_nulls().unique().to_list())
             after = set(protected.microdata.frame.get_column(c).drop_nulls().unique().to_list())
-            assert after <= before, f"PRAM released a level of {c} that does not exist"
+            self._require(after <= before, f"a level of {c!r} was released that does not exist")
             miss_before = original.frame.get_column(c).is_null().to_numpy()
             miss_after = protected.microdata.frame.get_column(c).is_null().to_numpy()
-            assert np.array_equal(miss_before, miss_after), "PRAM changed missing values"
+            self._require(
+                np.array_equal(miss_before, miss_after), f"missing values of {c!r} were changed"
+            )
         forbidden = _as_combinations(self.forbidden, "forbidden")
         must_exist = [list(g) for g in (self.must_exist or [])]
         if forbidden or must_exist:
@@ -434,7 +516,10 @@ class Pram(ProtectionMethod):
                 protected.microdata.frame, forbidden, must_exist, original.frame
             )
             bad_before = self._violations(original.frame, forbidden, must_exist, original.frame)
-            assert not np.any(bad_after & ~bad_before), "a forbidden combination was released"
+            self._require(
+                not np.any(bad_after & ~bad_before),
+                "a forbidden (or non-existing) combination was released",
+            )
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:

@@ -26,7 +26,7 @@ import polars as pl
 from sdckit._validation import check_choice, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, ParameterError
 from sdckit.microdata import Microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import Columns, Options, Param, Protected, ProtectionMethod, Real, Seed
 
 __all__ = ["RankSwapping", "rank_swapping"]
 
@@ -171,7 +171,46 @@ class RankSwapping(ProtectionMethod):
     """
 
     name: ClassVar[str] = "rank swapping"
+    description: ClassVar[str] = (
+        "Exchanges values of {variables} between records whose values are close in rank, "
+        "keeping the distribution of each variable (rank swapping)."
+    )
     stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "variables": Param(
+            Columns(role="numeric", min_length=0),
+            None,
+            help="numeric variables to swap (default: the numeric variables)",
+        ),
+        "method": Param(
+            Options("classic", "sdcmicro"),
+            help="classic rank swapping, or sdcMicro's variant with top and bottom coding",
+        ),
+        "p": Param(
+            Real(minimum=0.0, maximum=100.0),
+            None,
+            help="largest rank distance of a swap, in percent of the records (classic: 5)",
+        ),
+        "r0": Param(
+            Real(minimum=0.0, maximum=1.0),
+            None,
+            help="sdcMicro variant: bound on the attenuation of correlations (instead of p)",
+        ),
+        "k0": Param(
+            Real(minimum=0.0),
+            None,
+            help="sdcMicro variant: bound on the change of subset means (instead of p)",
+        ),
+        "top_percent": Param(
+            Real(minimum=0.0, maximum=50.0),
+            help="sdcMicro variant: percent of the largest values replaced by their mean",
+        ),
+        "bottom_percent": Param(
+            Real(minimum=0.0, maximum=50.0),
+            help="sdcMicro variant: percent of the smallest values replaced by their mean",
+        ),
+        "seed": Param(Seed(), None, help="seed of the random choice of swap partners"),
+    }
 
     def __init__(
         self,
@@ -244,11 +283,17 @@ class RankSwapping(ProtectionMethod):
         for c in self._variables(original):
             before = original.frame.get_column(c).cast(pl.Float64).to_numpy()
             after = protected.microdata.frame.get_column(c).cast(pl.Float64).to_numpy()
-            assert np.array_equal(np.isnan(before), np.isnan(after)), "missing values moved"
+            self._require(
+                np.array_equal(np.isnan(before), np.isnan(after)),
+                f"missing values of {c!r} moved",
+            )
             if self.method != "classic":
                 continue
             valid = ~np.isnan(before)
-            assert np.array_equal(np.sort(before[valid]), np.sort(after[valid])), "marginal changed"
+            self._require(
+                np.array_equal(np.sort(before[valid]), np.sort(after[valid])),
+                f"the distribution of {c!r} changed",
+            )
             window = protected.details["window"][c]
             sorted_values = np.sort(before[valid])
             lo = np.searchsorted(sorted_values, before[valid], side="left")
@@ -257,7 +302,10 @@ class RankSwapping(ProtectionMethod):
             hi2 = np.searchsorted(sorted_values, after[valid], side="right") - 1
             # rank distance allowing for ties: the closest ranks of the two values
             distance = np.maximum(0, np.maximum(lo2 - hi, lo - hi2))
-            assert distance.max(initial=0) <= window, "a value moved further than the window"
+            self._require(
+                distance.max(initial=0) <= window,
+                f"a value of {c!r} moved further than the rank window",
+            )
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:

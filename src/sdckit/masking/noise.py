@@ -43,7 +43,7 @@ left unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
@@ -59,7 +59,19 @@ from sdckit._validation import (
 )
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.protection import Protected, ProtectionMethod, changed_cells
+from sdckit.protection import (
+    Column,
+    Columns,
+    ListOf,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Real,
+    Seed,
+    TupleOf,
+    changed_cells,
+)
 
 __all__ = ["AddNoise", "add_noise"]
 
@@ -67,6 +79,8 @@ NoiseMethod = Literal["additive", "correlated", "correlated2", "exact", "outlier
 NOISE_METHODS: tuple[str, ...] = ("additive", "correlated", "correlated2", "exact", "outliers")
 OUTLIER_RULES: tuple[str, ...] = ("quantile", "mahalanobis")
 _EDIT_TOLERANCE = 1e-9
+#: One balance edit: a total and its components.
+_EDIT = TupleOf((Column(role="numeric"), Columns(role="numeric")))
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -194,7 +208,7 @@ def _c_steps(
         starts.append((x.mean(axis=0), np.cov(x, rowvar=False)))
     else:
         starts = [(mean, cov)]
-    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    fits: list[tuple[float, np.ndarray, np.ndarray]] = []
     for mean, cov in starts:
         cov = np.atleast_2d(cov)
         det = float(np.linalg.det(cov))
@@ -205,9 +219,8 @@ def _c_steps(
             if new_det >= det * (1 - 1e-12):
                 break
             det = new_det
-        if best is None or det < best[0]:
-            best = (det, mean, cov)
-    assert best is not None
+        fits.append((det, mean, cov))
+    best = min(fits, key=lambda fit: fit[0])  # the first of the smallest determinants
     return best[1], best[2]
 
 
@@ -255,8 +268,49 @@ class AddNoise(ProtectionMethod):
     [2.5, 2.5]
     """
 
-    name = "additive noise"
-    stochastic = True
+    name: ClassVar[str] = "additive noise"
+    description: ClassVar[str] = (
+        "Adds random noise to the numeric variables {variables} (additive noise)."
+    )
+    stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "method": Param(
+            Options(*NOISE_METHODS),
+            help="uncorrelated, correlated, mean- and covariance-preserving, exact moments, "
+            "or only on outliers",
+        ),
+        "noise": Param(
+            Real(minimum=0.0),
+            help="noise standard deviation in percent of the variable's (not for "
+            "'correlated2' and 'exact')",
+        ),
+        "delta": Param(
+            Real(minimum=0.0, maximum=1.0, min_open=True),
+            help="weight of the noise in 'correlated2' and 'exact'",
+        ),
+        "variables": Param(
+            Columns(role="numeric", min_length=0),
+            None,
+            help="the numeric variables to perturb (default: the numeric variables)",
+        ),
+        "balance": Param(
+            ListOf(_EDIT),
+            _EDIT,
+            None,
+            help="edits (total, [components]) kept exactly: total = sum of the components",
+        ),
+        "outlier_rule": Param(
+            Options(*OUTLIER_RULES),
+            help="how 'outliers' finds outliers: per variable, or robust Mahalanobis distance",
+        ),
+        "outlier_quantile": Param(
+            Real(minimum=0.0, maximum=1.0, min_open=True, max_open=True),
+            None,
+            help="quantile of the outlier rule (default 0.99 for 'quantile', 0.975 for "
+            "'mahalanobis')",
+        ),
+        "seed": Param(Seed(), None, help="random seed (an integer or a numpy Generator)"),
+    }
 
     def __init__(
         self,
@@ -433,22 +487,27 @@ class AddNoise(ProtectionMethod):
         free, edits = self._columns(original)
         variables = set(free) | {t for t, _ in edits}
         out = protected.microdata.frame
-        assert out.columns == original.frame.columns, "columns changed"
+        self._require(out.columns == original.frame.columns, "the columns changed")
         for col in original.frame.columns:
             if col not in variables:
                 changed = changed_cells(original.frame.get_column(col), out.get_column(col))
-                assert not changed.any(), f"non-noise variable {col!r} changed"
+                self._require(not changed.any(), f"the non-noise variable {col!r} changed")
         before = _column_matrix(original.frame, sorted(variables))
         after = _column_matrix(out, sorted(variables))
-        assert np.array_equal(np.isnan(before), np.isnan(after)), "missing values changed"
+        self._require(np.array_equal(np.isnan(before), np.isnan(after)), "missing values changed")
         for total, comps in edits:
             tot = out.get_column(total).cast(pl.Float64).to_numpy()
             expected = _edit_sum([out.get_column(c).cast(pl.Float64).to_numpy() for c in comps])
             present = ~np.isnan(tot)
-            assert np.array_equal(tot[present], expected[present]), f"edit {total!r} broken"
+            self._require(
+                np.array_equal(tot[present], expected[present]),
+                f"the balance edit for {total!r} does not hold",
+            )
         if method == "outliers":
             flagged = np.asarray(protected.details["outliers"])
-            assert not np.any(protected.changed_records & ~flagged), "a non-outlier changed"
+            self._require(
+                not np.any(protected.changed_records & ~flagged), "a non-outlier record changed"
+            )
         if method == "exact":
             x, y = _column_matrix(original.frame, free), _column_matrix(out, free)
             keep = np.nanstd(x, axis=0, ddof=1) > 0
@@ -458,11 +517,14 @@ class AddNoise(ProtectionMethod):
                 xc, yc = x[complete], y[complete]
                 cx, cy = np.atleast_2d(np.cov(xc, rowvar=False)), np.cov(yc, rowvar=False)
                 scale = np.sqrt(np.outer(np.diag(cx), np.diag(cx)))
-                assert np.all(np.abs(cx - cy) <= 1e-9 * scale), "covariance not kept"
+                self._require(
+                    np.all(np.abs(cx - cy) <= 1e-9 * scale), "the covariance matrix was not kept"
+                )
                 sd = np.sqrt(np.diag(cx))
                 mean_gap = np.abs(xc.mean(axis=0) - yc.mean(axis=0))
-                assert np.all(mean_gap <= 1e-9 * np.maximum(np.abs(xc.mean(axis=0)), sd)), (
-                    "means not kept"
+                self._require(
+                    np.all(mean_gap <= 1e-9 * np.maximum(np.abs(xc.mean(axis=0)), sd)),
+                    "the means were not kept",
                 )
 
     @classmethod

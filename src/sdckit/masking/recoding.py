@@ -12,6 +12,7 @@ These methods are non-perturbative: every value stays true but loses detail.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -21,7 +22,20 @@ import polars as pl
 from sdckit._validation import check_choice, check_columns_exist, check_int, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import (
+    Boolean,
+    ColumnMap,
+    Columns,
+    Instance,
+    Integer,
+    ListOf,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Real,
+    TupleOf,
+)
 
 __all__ = [
     "GlobalRecoding",
@@ -113,6 +127,23 @@ class GlobalRecoding(ProtectionMethod):
     """
 
     name: ClassVar[str] = "global recoding"
+    description: ClassVar[str] = (
+        "Combines categories of {variables} into broader groups (global recoding)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "mapping": Param(
+            ColumnMap(
+                Instance(
+                    (Mapping, list, tuple),
+                    "a table {old: new} or a list of such tables (hierarchy levels, finest first)",
+                )
+            ),
+            help="for each variable, the new category of each old one (or a chain of such maps)",
+        ),
+        "strict": Param(
+            Boolean(), help="a value missing from the mapping is an error instead of kept"
+        ),
+    }
 
     def __init__(self, *, mapping: Mapping[str, Levels], strict: bool = False) -> None:
         self.mapping = mapping
@@ -148,17 +179,20 @@ class GlobalRecoding(ProtectionMethod):
         for name in original.frame.columns:
             a, b = original.frame.get_column(name), after.get_column(name)
             if name not in tables:
-                assert a.equals(b, null_equal=True), name
+                self._require(a.equals(b, null_equal=True), f"the column {name!r} was changed")
                 continue
             table = tables[name]
             olds = pl.Series(list(table), strict=False)
             hit = a.is_in(olds.implode()).fill_null(False).to_numpy()
             expect = [str(table[v]) for v in a.filter(pl.Series(hit)).to_list()]
             got = [str(v) for v in b.filter(pl.Series(hit)).to_list()]
-            assert expect == got, name
+            self._require(expect == got, f"some values of {name!r} are not their mapping's targets")
             rest_a = a.filter(pl.Series(~hit)).cast(pl.String)
             rest_b = b.filter(pl.Series(~hit)).cast(pl.String)
-            assert rest_a.equals(rest_b, null_equal=True), name
+            self._require(
+                rest_a.equals(rest_b, null_equal=True),
+                f"values of {name!r} that are not in the mapping were changed",
+            )
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
@@ -221,6 +255,12 @@ def _per_column(value: Any, columns: tuple[str, ...], name: str) -> dict[str, An
             )
         return {c: value.get(c) for c in columns}
     return dict.fromkeys(columns, value)
+
+
+#: An interval edge: a number, -inf or inf (``Real`` admits finite numbers only).
+_EDGE = Real(allow_infinite=True)
+#: An interval label: text, or a number (written as text).
+_LABEL = Instance((str, numbers.Real), "a label (text or a number)")
 
 
 def _numeric_values(md: Microdata, name: str) -> np.ndarray:
@@ -312,6 +352,35 @@ class IntervalRecoding(ProtectionMethod):
     """
 
     name: ClassVar[str] = "interval recoding"
+    description: ClassVar[str] = (
+        "Replaces the numbers in {variables} by the intervals they fall in (interval recoding)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "columns": Param(Columns(role="numeric"), help="the numeric variables to cut"),
+        "breaks": Param(
+            ListOf(_EDGE, min_length=2),
+            ColumnMap(ListOf(_EDGE, min_length=2), role="numeric"),
+            None,
+            help="interval edges, strictly increasing (for all variables, or per variable)",
+        ),
+        "n_bins": Param(
+            Integer(minimum=1),
+            ColumnMap(Integer(minimum=1), role="numeric"),
+            None,
+            help="number of intervals when no breaks are given (for all, or per variable)",
+        ),
+        "method": Param(
+            Options("equal_width", "quantile"),
+            help="intervals of equal width, or holding equal numbers of records",
+        ),
+        "labels": Param(
+            ListOf(_LABEL, min_length=1),
+            ColumnMap(ListOf(_LABEL, min_length=1), role="numeric"),
+            None,
+            help="one label per interval (default: the interval, as in [a, b))",
+        ),
+        "closed": Param(Options("left", "right"), help="which end of each interval belongs to it"),
+    }
 
     def __init__(
         self,
@@ -389,15 +458,16 @@ class IntervalRecoding(ProtectionMethod):
             got = protected.microdata.frame.get_column(name).to_list()
             for v, lab in zip(values.tolist(), got, strict=True):
                 if lab is None:
-                    assert np.isnan(v), name
+                    self._require(np.isnan(v), f"a value of {name!r} was made missing")
                     continue
+                self._require(lab in pos, f"a label of {name!r} is not one of its intervals")
                 i = pos[lab]
                 lo, hi = edges[i], edges[i + 1]
-                assert lo <= v <= hi, name
+                self._require(lo <= v <= hi, f"a value of {name!r} is outside its interval")
                 if self.closed == "left" and i < len(edges) - 2:
-                    assert v < hi, name
+                    self._require(v < hi, f"a value of {name!r} is on its interval's open end")
                 if self.closed == "right" and i > 0:
-                    assert v > lo, name
+                    self._require(v > lo, f"a value of {name!r} is on its interval's open end")
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
@@ -487,6 +557,36 @@ class TopBottomCoding(ProtectionMethod):
     """
 
     name: ClassVar[str] = "top and bottom coding"
+    description: ClassVar[str] = (
+        "Replaces the values of {variables} above an upper or below a lower threshold by a "
+        "single value (top and bottom coding)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "columns": Param(Columns(role="numeric"), help="the numeric variables to code"),
+        "upper": Param(
+            Real(),
+            ColumnMap(Real(), role="numeric"),
+            None,
+            help="values above this threshold are coded (a probability with quantile=True)",
+        ),
+        "lower": Param(
+            Real(),
+            ColumnMap(Real(), role="numeric"),
+            None,
+            help="values below this threshold are coded (a probability with quantile=True)",
+        ),
+        "quantile": Param(
+            Boolean(), help="the thresholds are probabilities of quantiles of each variable"
+        ),
+        "replacement": Param(
+            Options("threshold", "mean"),
+            Real(),
+            TupleOf((Real(), Real())),
+            help="the new value: the threshold, the mean of the coded values, a number, or "
+            "a pair (lower value, upper value)",
+        ),
+        "weighted": Param(Boolean(), help="weight the means of the coded values"),
+    }
 
     def __init__(
         self,
@@ -510,13 +610,13 @@ class TopBottomCoding(ProtectionMethod):
         if isinstance(rep, str):
             check_choice(rep, "replacement", ("threshold", "mean"))
             return rep, rep
-        if isinstance(rep, tuple | list):
+        if isinstance(rep, Sequence | np.ndarray):
             if len(rep) != 2:
                 raise ParameterError(
                     "The 'replacement' parameter as a pair must be (lower_value, upper_value)."
                 )
             return float(rep[0]), float(rep[1])
-        if isinstance(rep, int | float) and not isinstance(rep, bool):
+        if isinstance(rep, numbers.Real) and not isinstance(rep, bool | np.bool_):
             if self.upper is not None and self.lower is not None:
                 raise ParameterError(
                     "With both 'upper' and 'lower', give 'replacement' as a pair "
@@ -618,18 +718,31 @@ class TopBottomCoding(ProtectionMethod):
             before = _numeric_values(original, name)
             after = _numeric_values(protected.microdata, name)
             keep = ~coded_any
-            assert np.array_equal(before[keep], after[keep], equal_nan=True), name
+            self._require(
+                np.array_equal(before[keep], after[keep], equal_nan=True),
+                f"values of {name!r} that were not coded were changed",
+            )
             up = thresholds.get((name, "upper"))
             lo = thresholds.get((name, "lower"))
             kept = before[keep & ~np.isnan(before)]
             if up is not None:
-                assert bool(np.all(kept <= up)), name
+                self._require(
+                    bool(np.all(kept <= up)), f"a value of {name!r} above the threshold was kept"
+                )
                 top = before > up
-                assert np.allclose(after[top], replacements[(name, "upper")]), name
+                self._require(
+                    np.allclose(after[top], replacements[(name, "upper")]),
+                    f"top-coded values of {name!r} differ from their replacement",
+                )
             if lo is not None:
-                assert bool(np.all(kept >= lo)), name
+                self._require(
+                    bool(np.all(kept >= lo)), f"a value of {name!r} below the threshold was kept"
+                )
                 bottom = before < lo
-                assert np.allclose(after[bottom], replacements[(name, "lower")]), name
+                self._require(
+                    np.allclose(after[bottom], replacements[(name, "lower")]),
+                    f"bottom-coded values of {name!r} differ from their replacement",
+                )
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:

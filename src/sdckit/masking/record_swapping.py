@@ -1,4 +1,4 @@
-"""Targeted record swapping for census-type data, and its information loss on tables (M8).
+"""Targeted record swapping for census-type data (M8).
 
 Households are swapped between geographic areas: each pair of households exchanges all its
 geography columns (every level of ``hierarchy``) and the ``carry_along`` variables, so all
@@ -27,34 +27,36 @@ their own target count, or else from areas whose count does not exceed ``t_a``. 
 realised count ``n_a`` satisfies ``n_a <= max(f_a, t_a + 1)``, and ``n_a >= c_a`` unless the
 area is listed as short of donors.  Where the risky households alone do not exceed the target
 (``f_a <= t_a``) and donors exist, ``|n_a - t_a| <= 1``.
+
+The information loss on frequency tables after swapping is measured by ``swap_table_loss`` of
+the utility measures.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import combinations
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
 from sdckit._codes import encode_column, first_index, group_ids
-from sdckit._results import Summary
 from sdckit._validation import check_columns_exist, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import (
+    Columns,
+    Integer,
+    ListOf,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Real,
+    Seed,
+    require,
+)
 
-if TYPE_CHECKING:
-    from sdckit.utility.categorical import TableDistances
-
-__all__ = [
-    "SwapTableLoss",
-    "TargetedRecordSwapping",
-    "swap_table_loss",
-    "targeted_record_swapping",
-]
+__all__ = ["TargetedRecordSwapping", "targeted_record_swapping"]
 
 # Integer sampling weights: floor(_SCALE / count), exact in int64 sums for millions of households.
 _SCALE = float(1 << 40)
@@ -96,20 +98,61 @@ class TargetedRecordSwapping(ProtectionMethod):
 
     Examples
     --------
-    >>> from sdckit.datasets import DEMO_ROLES, generate_census
-    >>> df = generate_census(2_000, seed=1)
+    >>> import numpy as np, polars as pl
+    >>> rng = np.random.default_rng(1)
+    >>> size = rng.integers(1, 5, 400)  # 400 households of 1 to 4 persons in 8 areas
+    >>> hh = np.repeat(np.arange(400), size)
+    >>> area = rng.integers(0, 8, 400)[hh]
+    >>> df = pl.DataFrame({"household_id": hh, "region": area // 4, "district": area // 2,
+    ...                    "area": area, "household_size": size[hh],
+    ...                    "sex": rng.integers(1, 3, len(hh)),
+    ...                    "age_group": rng.integers(1, 6, len(hh))})
     >>> method = TargetedRecordSwapping(
     ...     hierarchy=["region", "district", "area"], risk_variables=["sex", "age_group"],
     ...     k=2, swap_rate=0.1, similarity=[["household_size"], []], seed=3)
     >>> out = method.apply(df, household="household_id")
     >>> out.details["without_donor"].height
     0
-    >>> bool((out.data["age"] == df["age"]).all())
+    >>> bool((out.data["sex"] == df["sex"]).all())
     True
     """
 
     name: ClassVar[str] = "targeted record swapping"
+    description: ClassVar[str] = (
+        "Exchanges the geography and carried-along variables ({variables}) of households at "
+        "risk of re-identification, and of a share of the other households, with those of "
+        "similar households in other areas (targeted record swapping)."
+    )
     stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "hierarchy": Param(
+            Columns(), help="geographic variables, from the highest level to the lowest"
+        ),
+        "risk_variables": Param(
+            Columns(role="keys"),
+            None,
+            help="variables of the risk counts (default: the keys outside the geography)",
+        ),
+        "k": Param(
+            Integer(minimum=1),
+            help="a person is at risk when fewer than k persons of its area share its values",
+        ),
+        "swap_rate": Param(
+            Real(minimum=0.0, maximum=1.0),
+            help="share of the households of each area to swap, households at risk included",
+        ),
+        "similarity": Param(
+            ListOf(Columns(min_length=0), min_length=1),
+            None,
+            help="household variables a donor must match, profiles tried in order",
+        ),
+        "carry_along": Param(
+            Columns(min_length=0),
+            None,
+            help="household variables that move with the geography",
+        ),
+        "seed": Param(Seed(), None, help="seed of the random choice of households and donors"),
+    }
 
     def __init__(
         self,
@@ -287,7 +330,8 @@ class TargetedRecordSwapping(ProtectionMethod):
         n_swapped = risk_stage_swapped.copy()
         members = np.argsort(area, kind="stable").astype(np.int64)
         area_start = np.concatenate([[0], np.cumsum(n_households)]).astype(np.int64)
-        assert layout is not None
+        if layout is None:  # (excluded by _settings: the hierarchy has at least one level)
+            raise ParameterError("The 'hierarchy' parameter needs at least one column.")
         short = np.zeros(n_area, dtype=np.bool_)
         n_pairs, cursor = rate_stage(
             area, area_start, members, rng.permutation(n_area).astype(np.int64), target_count,
@@ -365,12 +409,15 @@ class TargetedRecordSwapping(ProtectionMethod):
         k = check_int(self.k, "k", minimum=1)
         before, after = original.frame, protected.microdata.frame
         hid = original.household
-        assert before.height == after.height, "record swapping changed the number of records"
+        self._require(before.height == after.height, "the number of records changed")
         for c in before.columns:
             if c not in hierarchy and c not in carry:
-                assert before.get_column(c).equals(after.get_column(c)), f"{c} changed"
+                self._require(
+                    before.get_column(c).equals(after.get_column(c)),
+                    f"the variable {c!r} changed although it is not swapped",
+                )
         whole = after.group_by(hid).agg(pl.struct([*hierarchy, *carry]).n_unique().alias("u"))
-        assert whole["u"].max() == 1, "a household was split between areas"
+        self._require(whole["u"].max() == 1, "a household was split between areas")
         details = protected.details
         without = details["without_donor"]
         for level, col in enumerate(hierarchy):
@@ -382,16 +429,24 @@ class TargetedRecordSwapping(ProtectionMethod):
             unresolved = risky.filter(
                 ~risky.is_in(moved.implode()) & ~risky.is_in(listed.implode())
             )
-            assert unresolved.len() == 0, f"a risky household at level {col} was not swapped"
+            self._require(
+                unresolved.len() == 0,
+                f"a household at risk at the level {col!r} was neither swapped nor reported",
+            )
         rates = details["rates"]
         t = rates["target"].to_numpy()
         n = rates["swapped"].to_numpy()
         f = rates["risk_stage_swapped"].to_numpy()
         c = rates["target_count"].to_numpy()
         short = rates["short_of_donors"].to_numpy()
-        assert np.all(c >= np.floor(t + 1e-9)) and np.all(c <= np.ceil(t - 1e-9)), "target count"
-        assert np.all(n <= np.maximum(f, t + 1 + 1e-9)), "an area was swapped above its target"
-        assert np.all(short | (n >= c)), "an area below its target is not reported"
+        self._require(
+            np.all(c >= np.floor(t + 1e-9)) and np.all(c <= np.ceil(t - 1e-9)),
+            "a target count is not the target rounded down or up",
+        )
+        self._require(
+            np.all(n <= np.maximum(f, t + 1 + 1e-9)), "an area was swapped above its target"
+        )
+        self._require(np.all(short | (n >= c)), "an area below its target count is not reported")
         lowest = list(hierarchy)
         moved = _moved_households(before, after, hid, lowest)
         households = before.unique(hid, keep="first", maintain_order=True).with_columns(
@@ -399,18 +454,17 @@ class TargetedRecordSwapping(ProtectionMethod):
         )
         per_area = households.filter("_swapped").group_by(lowest).len("_n")
         joined = rates.join(per_area, on=lowest, how="left", nulls_equal=True)
-        assert (joined["_n"].fill_null(0) == joined["swapped"]).all(), "swap counts differ"
+        self._require(
+            (joined["_n"].fill_null(0) == joined["swapped"]).all(),
+            "the reported swap counts differ from the households moved",
+        )
         if short.any():
             _check_short(households, rates, lowest, profiles)
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:
-        from sdckit.datasets import generate_census
-
-        df = generate_census(600, seed=4).select(
-            "household_id", "region", "district", "area", "urban_rural", "household_size",
-            "sex", "age_group", "income",
-        )  # fmt: skip
+        """About 400 persons in 150 households of a small generated census (12 areas)."""
+        df = _small_census(np.random.default_rng(4), n_households=150)
         md = Microdata(df, keys=["sex", "age_group"], numeric=["income"], household="household_id")
         method = cls(
             hierarchy=["region", "district", "area"],
@@ -421,6 +475,38 @@ class TargetedRecordSwapping(ProtectionMethod):
             seed=5,
         )
         return method, md
+
+
+def _small_census(rng: np.random.Generator, n_households: int) -> pl.DataFrame:
+    """Persons in households in 2 regions x 2 districts x 3 areas (for the contract example).
+
+    ``urban_rural`` belongs to the area, ``household_size`` to the household; ``sex``,
+    ``age_group`` and ``income`` to the person.
+    """
+    area_codes = [f"r{r}d{d}a{a}" for r in (1, 2) for d in (1, 2) for a in (1, 2, 3)]
+    urban = np.array(["urban", "rural"])[rng.integers(0, 2, len(area_codes))]
+    size = rng.integers(1, 6, n_households)
+    area = rng.integers(0, len(area_codes), n_households)
+    hh = np.repeat(np.arange(n_households), size)
+    codes = np.array(area_codes)[area[hh]]
+    n = len(hh)
+    return pl.DataFrame(
+        {
+            "household_id": hh + 1,
+            "region": [c[:2] for c in codes],
+            "district": [c[:4] for c in codes],
+            "area": codes,
+            "urban_rural": urban[area[hh]],
+            "household_size": size[hh],
+            "sex": rng.integers(1, 3, n),
+            "age_group": rng.choice(
+                ["0-14", "15-29", "30-44", "45-64", "65+", "85+"],
+                n,
+                p=[0.2, 0.2, 0.25, 0.25, 0.09, 0.01],
+            ),
+            "income": rng.lognormal(10.0, 0.6, n).round(0),
+        }
+    )
 
 
 def _moved_households(
@@ -455,7 +541,10 @@ def _check_short(
         else:
             check = check.with_columns(pl.lit(pool.height).alias("_total"))
         outside = check["_total"].fill_null(0) - check["_own"].fill_null(0)
-        assert (outside == 0).all(), "an area is reported short of donors but a donor exists"
+        require(
+            (outside == 0).all(),
+            "TargetedRecordSwapping: an area is reported short of donors but a donor exists",
+        )
 
 
 def targeted_record_swapping(
@@ -472,8 +561,13 @@ def targeted_record_swapping(
 
     Examples
     --------
-    >>> from sdckit.datasets import generate_census
-    >>> df = generate_census(1_000, seed=2)
+    >>> import numpy as np, polars as pl
+    >>> rng = np.random.default_rng(2)
+    >>> hh = np.repeat(np.arange(300), rng.integers(1, 4, 300))
+    >>> area = rng.integers(0, 6, 300)[hh]
+    >>> df = pl.DataFrame({"household_id": hh, "region": area // 3, "district": area,
+    ...                    "sex": rng.integers(1, 3, len(hh)),
+    ...                    "age_group": rng.integers(1, 6, len(hh))})
     >>> out = targeted_record_swapping(
     ...     df, hierarchy=["region", "district"], household="household_id",
     ...     risk_variables=["sex", "age_group"], k=2, swap_rate=0.05, seed=1)
@@ -484,145 +578,3 @@ def targeted_record_swapping(
     roles = {k: params.pop(k) for k in list(params) if k in role_names}
     method = TargetedRecordSwapping(hierarchy=hierarchy, seed=seed, **params)
     return method.apply(data, household=household, **roles)
-
-
-# ---------------------------------------------------------------------- information loss on tables
-_PROBS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
-_METRICS = ("abs_diff", "rel_abs_diff", "abs_sqrt_diff")
-
-
-@dataclass(frozen=True, repr=False)
-class SwapTableLoss:
-    """Information loss on frequency tables after swapping (sdcMicro ``infoLoss``, M8).
-
-    Attributes
-    ----------
-    table_vars : tuple of str
-        The variables of the table.
-    cells : polars.DataFrame
-        One row per cell of the table and of every margin (every subset of ``table_vars``,
-        down to the grand total): ``margin`` (the variables of that table joined by " x ", or
-        "total"), the variables (null where summed over), ``original`` and ``swapped`` counts,
-        ``abs_diff = |o - s|``, ``rel_abs_diff = |o - s| / o`` (0 where ``o = 0``) and
-        ``abs_sqrt_diff = |sqrt(o) - sqrt(s)|``.  Cells empty in both files are not listed.
-    measures : polars.DataFrame
-        Quantiles (``statistic`` "q0.50" ...) and the mean of the three differences over all
-        cells.
-    false_zeros, false_non_zeros : int
-        Cells (of all margins) with ``o > 0, s = 0`` and with ``o = 0, s > 0``.
-    distances : TableDistances
-        :func:`sdckit.utility.table_distances` of the full (innermost) table.
-    """
-
-    table_vars: tuple[str, ...]
-    cells: pl.DataFrame
-    measures: pl.DataFrame
-    false_zeros: int
-    false_non_zeros: int
-    distances: TableDistances
-
-    def to_frame(self) -> pl.DataFrame:
-        """One row per table cell (polars), see :attr:`cells`."""
-        return self.cells
-
-    def summary(self) -> Summary:
-        """Means and largest differences, false zeros and non-zeros, Hellinger distance."""
-        mean = self.measures.filter(pl.col("statistic") == "mean").row(0, named=True)
-        top = self.measures.filter(pl.col("statistic") == "q1.00").row(0, named=True)
-        rows: list[tuple[str, Any]] = [("cells", self.cells.height)]
-        for m in _METRICS:
-            rows += [(f"mean {m}", mean[m]), (f"max {m}", top[m])]
-        rows += [
-            ("false zeros", self.false_zeros),
-            ("false non-zeros", self.false_non_zeros),
-            ("Hellinger distance (full table)", self.distances.hellinger),
-        ]
-        title = f"Table information loss after swapping: {' x '.join(self.table_vars)}"
-        return Summary(title, rows)
-
-    def __repr__(self) -> str:
-        return f"SwapTableLoss(table_vars={list(self.table_vars)}, cells={self.cells.height})"
-
-
-def swap_table_loss(
-    original: Any, swapped: Any, table_vars: Sequence[str], *, probs: Sequence[float] = _PROBS
-) -> SwapTableLoss:
-    """Compare frequency tables of the original and the swapped file over all margins.
-
-    Parameters
-    ----------
-    original, swapped : DataFrame, Microdata or Protected
-    table_vars : list of str
-        Variables of the table, e.g. ``["area", "sex", "age_group"]``.
-    probs : list of float
-        Quantiles reported in :attr:`SwapTableLoss.measures`.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> o = pl.DataFrame({"area": [1, 1, 2, 2], "sex": ["f", "m", "f", "f"]})
-    >>> s = pl.DataFrame({"area": [1, 2, 2, 2], "sex": ["f", "m", "f", "f"]})
-    >>> loss = swap_table_loss(o, s, ["area", "sex"])
-    >>> loss.false_zeros, loss.false_non_zeros, loss.cells.height
-    (1, 1, 9)
-    """
-    from sdckit.utility import table_distances
-    from sdckit.utility._inputs import paired_frames
-
-    left, right, cols, _ = paired_frames(original, swapped, column_list(table_vars, "table_vars"),
-                                         "keys")  # fmt: skip
-    reserved = {"margin", "original", "swapped", *_METRICS}
-    if reserved & set(cols):
-        raise ColumnError(
-            f"The table variables may not be named {', '.join(sorted(reserved))}; rename them."
-        )
-    qs = [check_real(p, "probs", minimum=0.0, maximum=1.0) for p in probs]
-    parts = []
-    for size in range(len(cols), -1, -1):
-        for subset in combinations(cols, size):
-            by = list(subset)
-            if by:
-                o = left.group_by(by).len("original")
-                s = right.group_by(by).len("swapped")
-                t = o.join(s, on=by, how="full", coalesce=True, nulls_equal=True)
-            else:
-                t = pl.DataFrame({"original": [left.height], "swapped": [right.height]})
-            label = " x ".join(by) if by else "total"
-            parts.append(t.with_columns(pl.lit(label).alias("margin")))
-    cells = pl.concat(parts, how="diagonal_relaxed").select(
-        "margin", *cols, pl.col("original", "swapped").fill_null(0).cast(pl.Int64)
-    )
-    o = cells["original"].to_numpy().astype(np.float64)
-    s = cells["swapped"].to_numpy().astype(np.float64)
-    absd = np.abs(o - s)
-    reld = np.divide(absd, o, out=np.zeros_like(absd), where=o > 0)
-    sqrtd = np.abs(np.sqrt(o) - np.sqrt(s))
-    cells = cells.with_columns(
-        pl.Series("abs_diff", absd),
-        pl.Series("rel_abs_diff", reld),
-        pl.Series("abs_sqrt_diff", sqrtd),
-    )
-    values = {"abs_diff": absd, "rel_abs_diff": reld, "abs_sqrt_diff": sqrtd}
-    measures = pl.DataFrame(
-        {
-            "statistic": [f"q{p:.2f}" for p in qs] + ["mean"],
-            **{m: [*np.quantile(v, qs).tolist(), float(v.mean())] for m, v in values.items()},
-        }
-    )
-    if "q1.00" not in measures["statistic"]:
-        measures = measures.vstack(
-            pl.DataFrame(
-                {"statistic": ["q1.00"], **{m: [float(v.max())] for m, v in values.items()}}
-            )
-        )
-    inner = parts[0]
-    inner_o = inner["original"].fill_null(0).to_numpy()
-    inner_s = inner["swapped"].fill_null(0).to_numpy()
-    return SwapTableLoss(
-        table_vars=cols,
-        cells=cells,
-        measures=measures,
-        false_zeros=int(np.count_nonzero((o > 0) & (s == 0))),
-        false_non_zeros=int(np.count_nonzero((o == 0) & (s > 0))),
-        distances=table_distances(inner_o, inner_s),
-    )

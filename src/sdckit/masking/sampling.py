@@ -23,7 +23,7 @@ A file without a weight gets a weight column (``weight_name``, default ``"weight
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
@@ -32,7 +32,7 @@ from sdckit._codes import encode_column
 from sdckit._validation import check_choice, check_real, check_seed
 from sdckit.errors import ColumnError, ParameterError
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import Options, Param, Protected, ProtectionMethod, Real, Seed, String
 
 __all__ = ["SubSample", "subsample"]
 
@@ -73,8 +73,30 @@ class SubSample(ProtectionMethod):
     [2.0, 2.0, 2.0]
     """
 
-    name = "sub-sampling"
-    stochastic = True
+    name: ClassVar[str] = "sub-sampling"
+    description: ClassVar[str] = (
+        "Releases a random sample of the records, with sampling weights adjusted so that they "
+        "still estimate population totals (sub-sampling)."
+    )
+    stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "fraction": Param(
+            Real(minimum=0.0, maximum=1.0, min_open=True),
+            help="share of the records that is kept",
+        ),
+        "method": Param(
+            Options(*SAMPLING_METHODS),
+            help="simple random sampling, or proportional sampling within the strata",
+        ),
+        "weighting": Param(
+            Options(*WEIGHTINGS),
+            help="weights calibrated to the original totals, or design weights",
+        ),
+        "weight_name": Param(
+            String(), help="name of the weight column added when the data has no weight"
+        ),
+        "seed": Param(Seed(), None, help="random seed (an integer or a numpy Generator)"),
+    }
 
     def __init__(
         self,
@@ -189,25 +211,38 @@ class SubSample(ProtectionMethod):
         n_h, m_h = self._allocation(stratum, fraction, method)
         positions = np.asarray(protected.details["positions"])
         out = protected.microdata.frame
-        assert out.height == positions.size == m_h.sum(), "sample size differs from allocation"
-        assert np.all(np.diff(positions) > 0), "records not in the original order"
-        assert np.array_equal(np.bincount(stratum[positions], minlength=len(n_h)), m_h), (
-            "stratum sample sizes differ from the allocation"
+        self._require(
+            out.height == positions.size == m_h.sum(),
+            "the sample size differs from the allocation",
+        )
+        self._require(np.all(np.diff(positions) > 0), "the records are not in the original order")
+        self._require(
+            np.array_equal(np.bincount(stratum[positions], minlength=len(n_h)), m_h),
+            "the stratum sample sizes differ from the allocation",
         )
         weight_col = protected.details["weight_column"]
         same = original.frame[positions].drop(weight_col, strict=False)
-        assert same.equals(out.drop(weight_col), null_equal=True), "kept values changed"
+        self._require(
+            same.equals(out.drop(weight_col), null_equal=True),
+            "values of the kept records changed",
+        )
         base = original.weights()
         w = np.ones(original.n_records) if base is None else base
         new_w = out.get_column(weight_col).to_numpy()
-        assert np.all(new_w > 0), "weights not positive"
+        self._require(np.all(new_w > 0), f"the weights in {weight_col!r} are not all positive")
         if weighting == "calibrate":
             totals = np.bincount(stratum, w, minlength=len(n_h))
             kept = np.bincount(stratum[positions], new_w, minlength=len(n_h))
-            assert np.allclose(kept, totals, rtol=1e-9, atol=0), "stratum weight totals differ"
+            self._require(
+                np.allclose(kept, totals, rtol=1e-9, atol=0),
+                "the weight totals of the strata differ from the original ones",
+            )
         else:
             factor = (n_h / m_h)[stratum[positions]]
-            assert np.allclose(new_w, w[positions] * factor, rtol=1e-12), "design weights"
+            self._require(
+                np.allclose(new_w, w[positions] * factor, rtol=1e-12),
+                "the weights are not the design weights",
+            )
 
     @classmethod
     def contract_example(cls) -> tuple[SubSample, Microdata]:

@@ -21,7 +21,7 @@ from sdckit._codes import encode_column
 from sdckit._validation import check_seed, column_list
 from sdckit.errors import ColumnError, DataError
 from sdckit.microdata import Microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import Columns, Param, Protected, ProtectionMethod, Seed
 
 __all__ = ["Shuffling", "shuffle"]
 
@@ -64,14 +64,31 @@ class Shuffling(ProtectionMethod):
     """
 
     name: ClassVar[str] = "data shuffling"
+    description: ClassVar[str] = (
+        "Reorders the values of {variables} among the records so that they follow a "
+        "regression on the other variables, keeping every original value (data shuffling)."
+    )
     stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "variables": Param(
+            Columns(role="numeric", min_length=0),
+            None,
+            help="the sensitive numeric variables to shuffle (default: the numeric variables)",
+        ),
+        "predictors": Param(
+            Columns(min_length=0),
+            None,
+            help="the variables they are regressed on (default: keys and other numeric ones)",
+        ),
+        "seed": Param(Seed(), None, help="random seed (an integer or a numpy Generator)"),
+    }
 
     def __init__(
         self,
         *,
-        variables: Sequence[str] | None = None,
-        predictors: Sequence[str] | None = None,
-        seed: Any = None,
+        variables: str | Sequence[str] | None = None,
+        predictors: str | Sequence[str] | None = None,
+        seed: int | np.random.Generator | None = None,
     ) -> None:
         self.variables = variables
         self.predictors = predictors
@@ -126,9 +143,11 @@ class Shuffling(ProtectionMethod):
         for c in ys:
             before = np.sort(original.frame.get_column(c).to_numpy())
             after = np.sort(protected.microdata.frame.get_column(c).to_numpy())
-            assert np.array_equal(before, after), f"the values of {c} are not a permutation"
+            self._require(
+                np.array_equal(before, after), f"the values of {c!r} are not a permutation"
+            )
         for c in protected.changed:
-            assert c in ys, f"shuffling changed {c}"
+            self._require(c in ys, f"the column {c!r}, which is not shuffled, changed")
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:

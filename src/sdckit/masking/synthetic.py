@@ -13,6 +13,10 @@ variables before it in the sequence, fitted on the original data:
 *Fully synthetic* data synthesise every variable; *partly synthetic* data keep the variables
 not listed in ``synthesize`` and use them as predictors.  A fitted :class:`Synthesizer` can be
 saved and reused, and ``generate(copies=m)`` gives several synthetic copies from one fit.
+
+Synthetic records that reproduce the key combination of an original sample unique are found by
+:func:`sdckit.risk.replicated_uniques`; the propensity-score MSE of a synthetic file is
+``propensity_mse`` of the utility measures.
 """
 
 from __future__ import annotations
@@ -31,15 +35,19 @@ from sdckit._codes import encode_column
 from sdckit._validation import check_choice, check_int, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata, as_microdata
-from sdckit.protection import Protected, ProtectionMethod
+from sdckit.protection import (
+    Boolean,
+    Columns,
+    Integer,
+    Options,
+    Param,
+    Protected,
+    ProtectionMethod,
+    Seed,
+)
+from sdckit.risk.replicated import replicated_uniques
 
-__all__ = [
-    "Synthesis",
-    "Synthesizer",
-    "propensity_mse",
-    "replicated_uniques",
-    "synthesize",
-]
+__all__ = ["Synthesis", "Synthesizer", "synthesize"]
 
 
 def _is_categorical(md: Microdata, col: str) -> bool:
@@ -226,8 +234,12 @@ class Synthesizer:
                 values = vm.observed[rng.integers(0, len(vm.observed), n)]
             elif self.method == "cart":
                 x = self._features(out, vm.predictors, md)
+                if vm.leaf_values is None:
+                    raise ParameterError(
+                        "The synthesizer was fitted with another method; call fit() again "
+                        "after changing 'method'."
+                    )
                 leaves = vm.model.apply(x)
-                assert vm.leaf_values is not None
                 leaf_ids, starts, sizes, pool = vm.leaf_values
                 where = np.searchsorted(leaf_ids, leaves)
                 # a random donor of the leaf for every synthetic record, all at once
@@ -250,7 +262,10 @@ class Synthesizer:
     def _decode(vm: _VariableModel, values: np.ndarray, md: Microdata) -> pl.Series:
         dtype = md.frame.schema[vm.name]
         if vm.categorical:
-            assert vm.levels is not None
+            if vm.levels is None:  # (fit() gives every categorical model its levels)
+                raise ParameterError(
+                    f"The model of {vm.name!r} has no categories; call fit() again."
+                )
             codes = values.astype(np.int64)
             s = vm.levels.gather(pl.Series(np.where(codes >= 0, codes, 0))).alias(vm.name)
             missing = np.flatnonzero(codes < 0)
@@ -296,70 +311,6 @@ class Synthesizer:
         return obj
 
 
-def replicated_uniques(original: Any, synthetic: Any, keys: Sequence[str]) -> np.ndarray:
-    """Boolean per synthetic record: it reproduces the keys of an original sample unique.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> o = pl.DataFrame({"a": [1, 1, 2], "b": [1, 1, 3]})
-    >>> s = pl.DataFrame({"a": [2, 1, 2], "b": [3, 1, 1]})
-    >>> replicated_uniques(o, s, ["a", "b"]).tolist()
-    [True, False, False]
-    """
-    left = original.frame if isinstance(original, Microdata) else as_microdata(original).frame
-    right = synthetic.frame if isinstance(synthetic, Microdata) else as_microdata(synthetic).frame
-    keys = list(keys)
-    uniques = (
-        left.group_by(keys)
-        .len()
-        .filter(pl.col("len") == 1)
-        .drop("len")
-        .with_columns(_u=pl.lit(True))
-    )
-    joined = (
-        right.select(keys)
-        .with_row_index("_row")
-        .join(uniques, on=keys, how="left", nulls_equal=True)
-    )
-    return joined.sort("_row").get_column("_u").fill_null(False).to_numpy()
-
-
-def propensity_mse(original: Any, synthetic: Any, variables: Sequence[str]) -> dict[str, float]:
-    """Propensity-score mean squared error (pMSE) of a synthetic file (Woo et al. 2009).
-
-    A logistic regression (main effects; categories as indicators) predicts whether a record
-    is synthetic; ``pmse = mean((p_i - c)^2)`` with ``c`` the synthetic share.  Also returned:
-    its null expectation ``(k - 1) (1 - c)^2 c / N`` and the ratio (close to 1 for good data).
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    left = as_microdata(original).frame if not isinstance(original, Microdata) else original.frame
-    right = (
-        as_microdata(synthetic).frame if not isinstance(synthetic, Microdata) else (synthetic.frame)
-    )
-    both = pl.concat([left.select(variables), right.select(variables)], how="vertical_relaxed")
-    parts = []
-    for c in variables:
-        s = both.get_column(c)
-        if s.dtype.is_numeric() and s.n_unique() > 10:
-            v = s.cast(pl.Float64).to_numpy()
-            v = (v - np.nanmean(v)) / (np.nanstd(v) or 1.0)
-            parts.append(np.nan_to_num(v)[:, None])
-        else:
-            codes, levels = encode_column(s.cast(pl.String))
-            parts.append(np.eye(len(levels) + 1)[codes + 1][:, 1:])
-    x = np.hstack(parts)
-    y = np.r_[np.zeros(left.height), np.ones(right.height)]
-    model = LogisticRegression(max_iter=5000).fit(x, y)
-    p = model.predict_proba(x)[:, 1]
-    c = right.height / len(y)
-    pmse = float(np.mean((p - c) ** 2))
-    k = x.shape[1] + 1
-    null = (k - 1) * (1 - c) ** 2 * c / len(y)
-    return {"pmse": pmse, "pmse_null": null, "pmse_ratio": pmse / null if null else float("nan")}
-
-
 class Synthesis(ProtectionMethod):
     """Release a (fully or partly) synthetic file in place of the original.
 
@@ -370,7 +321,39 @@ class Synthesis(ProtectionMethod):
     """
 
     name: ClassVar[str] = "synthetic data"
+    description: ClassVar[str] = (
+        "Replaces the values of {variables} with synthetic values drawn from models fitted on "
+        "the original file (synthetic data)."
+    )
     stochastic: ClassVar[bool] = True
+    parameters: ClassVar[dict[str, Param]] = {
+        "synthesize": Param(
+            Columns(min_length=0),
+            None,
+            help="variables to synthesise (default: the key, numeric and sensitive variables)",
+        ),
+        "visit_sequence": Param(
+            Columns(min_length=0),
+            None,
+            help="order of synthesis of the same variables (default: the order of synthesize)",
+        ),
+        "method": Param(
+            Options("cart", "parametric"),
+            help="classification and regression trees, or linear and logistic models",
+        ),
+        "min_samples_leaf": Param(
+            Integer(minimum=1), help="smallest leaf of a tree (larger leaves protect more)"
+        ),
+        "allow_replicated_uniques": Param(
+            Boolean(),
+            help="keep synthetic records that reproduce the keys of an original sample unique",
+        ),
+        "max_redraws": Param(
+            Integer(minimum=0),
+            help="redraws of records replicating a sample unique before they are replaced",
+        ),
+        "seed": Param(Seed(), None, help="seed of the models and of the synthetic draws"),
+    }
 
     def __init__(
         self,
@@ -406,7 +389,7 @@ class Synthesis(ProtectionMethod):
         keys = list(md.keys)
         check = not self.allow_replicated_uniques and keys and synthesized & set(keys)
         if check:
-            bad = replicated_uniques(md, frame, keys)
+            bad = replicated_uniques(md, frame, keys).replicated
             for _ in range(check_int(self.max_redraws, "max_redraws", minimum=0)):
                 if not bad.any():
                     break
@@ -415,7 +398,7 @@ class Synthesis(ProtectionMethod):
                 frame = pl.concat(
                     [frame.filter(pl.Series(~bad)), fresh.filter(pl.Series(bad))]
                 )  # replaced records move to the end; order of synthetic records is arbitrary
-                bad = replicated_uniques(md, frame, keys)
+                bad = replicated_uniques(md, frame, keys).replicated
             if bad.any():
                 good = np.flatnonzero(~bad)
                 if len(good) == 0:
@@ -432,13 +415,22 @@ class Synthesis(ProtectionMethod):
 
     def verify(self, original: Microdata, protected: Protected) -> None:
         """Same columns and size; no replicated unique unless allowed."""
-        assert protected.microdata.frame.columns == original.frame.columns
-        assert protected.microdata.n_records == original.n_records
+        self._require(
+            protected.microdata.frame.columns == original.frame.columns,
+            "the synthetic file has other columns than the original",
+        )
+        self._require(
+            protected.microdata.n_records == original.n_records,
+            "the synthetic file has another number of records than the original",
+        )
         if not self.allow_replicated_uniques and original.keys:
             bad = replicated_uniques(original, protected.microdata, list(original.keys))
             synthesized = set(column_list(self.synthesize, "synthesize")) or set(original.keys)
             if synthesized & set(original.keys):
-                assert not bad.any(), "a synthetic record replicates an original sample unique"
+                self._require(
+                    bad.n_replicated == 0,
+                    "a synthetic record replicates an original sample unique",
+                )
 
     @classmethod
     def contract_example(cls) -> tuple[ProtectionMethod, Microdata]:

@@ -25,39 +25,6 @@ __all__ = ["describe_step", "render_report", "write_report"]
 
 ReportKind = Literal["internal", "external"]
 
-#: Plain-language description of each method for the external report, by registry class name.
-#: ``{vars}`` is replaced by the variables the step changed.  No parameter appears here.
-_GENERAL: dict[str, str] = {
-    "GlobalRecoding": "Categories of {vars} were combined into broader groups (global recoding).",
-    "IntervalRecoding": "The values of {vars} were grouped into intervals.",
-    "TopBottomCoding": "Extreme values of {vars} were top or bottom coded.",
-    "LocalSuppression": (
-        "Some values of the key variables ({vars}) were suppressed (set to missing) so that "
-        "rare combinations are shared by several records (local suppression)."
-    ),
-    "RiskSuppression": (
-        "Some values of the key variables ({vars}) of records with a high re-identification "
-        "risk were suppressed (set to missing)."
-    ),
-    "Pram": (
-        "Some values of {vars} were changed at random by a known probability mechanism "
-        "(post-randomisation, PRAM)."
-    ),
-    "AddNoise": "Random noise was added to {vars}.",
-    "Microaggregation": (
-        "Values of {vars} were replaced by averages of small groups of similar records "
-        "(microaggregation)."
-    ),
-    "RankSwapping": (
-        "Values of {vars} were swapped between records with close values (rank swapping)."
-    ),
-    "Shuffling": "Values of {vars} were shuffled between records (data shuffling).",
-    "MarginalPreservingSwap": (
-        "Values of {vars} were swapped between records, keeping the marginal distributions."
-    ),
-    "SubSample": "A random sub-sample of the records is released, with adjusted weights.",
-}
-
 _FIGURE_LABELS = {
     "records": "records",
     "sample_uniques": "sample uniques",
@@ -95,17 +62,12 @@ class _Plot:
     height: int
 
 
-def _registry() -> dict[str, Any]:
-    """Every protection method class by name (imports each module of :mod:`sdckit.masking`)."""
+def _method_class(method_name: str) -> Any:
     from sdckit.protection import registry
 
-    return dict(registry())
-
-
-def _class_name(method_name: str) -> str | None:
-    for cls_name, cls in _registry().items():
+    for cls_name, cls in registry().items():
         if cls.name == method_name or cls_name == method_name:
-            return cls_name
+            return cls
     return None
 
 
@@ -126,13 +88,13 @@ def describe_step(method: str, variables: Sequence[str]) -> str:
     Examples
     --------
     >>> describe_step("PRAM", ["marital_status"])  # doctest: +ELLIPSIS
-    'Some values of marital_status were changed at random ...'
+    'Changes some values of marital_status at random ...'
     """
+    cls = _method_class(method)
+    if cls is not None:
+        return str(cls.describe(variables))
     names = ", ".join(variables) if variables else "some variables"
-    template = _GENERAL.get(
-        _class_name(method) or "", "The method '{method}' was applied to {vars}."
-    )
-    return template.format(vars=names, method=method)
+    return f"The method '{method}' was applied to {names}."
 
 
 def _format_param(value: Any) -> str:
@@ -156,14 +118,6 @@ def _table(frame: pl.DataFrame, caption: str = "") -> dict[str, Any]:
         [v if isinstance(v, str) else format_value(v) for v in row] for row in frame.iter_rows()
     ]
     return {"caption": caption, "columns": frame.columns, "rows": rows}
-
-
-def _k_level(md: Microdata) -> int | None:
-    if not md.keys:
-        return None
-    from sdckit.risk import frequencies
-
-    return int(np.floor(frequencies(md).fk.min()))
 
 
 def _changed_variables(session: Any) -> list[str]:
@@ -220,19 +174,18 @@ def _plots(session: Any, ru_map: Any) -> list[_Plot]:
     aligned = original.n_records == current.n_records
     changed = _changed_variables(session)
     out: list[_Plot] = []
-    if original.keys:
-        from sdckit.risk import individual_risk
-
+    before, after = session.initial_risk.individual, session.risk.individual
+    if before is not None:
         out.append(
             _render_png(
-                plots.risk_distribution(individual_risk(original)),
+                plots.risk_distribution(before),
                 "Individual re-identification risk of the original file",
             )
         )
-        if session.history:
+        if session.history and after is not None:
             out.append(
                 _render_png(
-                    plots.risk_distribution(individual_risk(current)),
+                    plots.risk_distribution(after),
                     "Individual re-identification risk of the protected file",
                 )
             )
@@ -278,17 +231,22 @@ def _plots(session: Any, ru_map: Any) -> list[_Plot]:
 def _external_context(session: Any) -> dict[str, Any]:
     methods = []
     for step in session.history:
-        text = describe_step(step.method, list(step.changed))
+        method = step.protection
+        variables = list(step.changed)
+        text = (
+            method.describe(variables)
+            if method is not None
+            else describe_step(step.method, variables)
+        )
         if text not in methods:
             methods.append(text)
     current = session.current
     outcome: list[tuple[str, str]] = [("records released", f"{current.n_records:,}")]
-    k = _k_level(current)
+    k = session.risk.smallest_class
     if k is not None:
         label = "k-anonymity reached on the key variables"
         outcome.append((label, f"k = {k}" if k >= 2 else "not k-anonymous (k = 1)"))
-    final = session.history[-1].figures if session.history else session.initial_figures
-    share = final.get("share_keys_changed")
+    share = session.utility.share_keys_changed
     if share:
         outcome.append(("key values changed or suppressed", f"{100.0 * share:.1f} %"))
     return {"methods": methods, "outcome": outcome}
@@ -309,7 +267,7 @@ def _internal_context(
         if value:
             text = value if isinstance(value, str) else ", ".join(value)
             file_rows.append((_ROLE_LABELS[role], text))
-    k = _k_level(current)
+    k = session.risk.smallest_class
     if k is not None:
         file_rows.append(("k-anonymity of the protected file", f"k = {k}"))
     history = [

@@ -6,6 +6,7 @@ from sdckit.risk._frequencies import (
     frequencies,
     frequency_counts,
 )
+from sdckit.risk.assessment import RiskAssessment, assess_risk
 from sdckit.risk.diversity import LDiversityResult, l_diversity
 from sdckit.risk.graphical import (
     DecomposableFit,
@@ -21,7 +22,9 @@ from sdckit.risk.individual import (
     IndividualRiskResult,
     benedetti_franconi_risk,
     household_risk,
+    household_risk_of,
     individual_risk,
+    individual_risk_of,
     risk_threshold,
 )
 from sdckit.risk.linkage import (
@@ -33,6 +36,7 @@ from sdckit.risk.linkage import (
     record_linkage,
 )
 from sdckit.risk.loglinear import LogLinearRiskResult, loglinear_risk
+from sdckit.risk.replicated import ReplicatedUniquesResult, replicated_uniques
 from sdckit.risk.suda import Suda2Result, suda2
 from sdckit.risk.uniqueness import (
     UniquenessModelResult,
@@ -57,9 +61,12 @@ __all__ = [
     "LogLinearRiskResult",
     "ModelSearchResult",
     "RecordLinkageResult",
+    "ReplicatedUniquesResult",
+    "RiskAssessment",
     "Suda2Result",
     "UniquenessModelResult",
     "UnsafeCombinationsResult",
+    "assess_risk",
     "benedetti_franconi_risk",
     "decomposable_risk",
     "ewens",
@@ -67,7 +74,9 @@ __all__ = [
     "frequencies",
     "frequency_counts",
     "household_risk",
+    "household_risk_of",
     "individual_risk",
+    "individual_risk_of",
     "interval_disclosure",
     "interval_disclosure_rmd",
     "l_diversity",
@@ -77,6 +86,7 @@ __all__ = [
     "poisson_gamma",
     "population_uniqueness",
     "record_linkage",
+    "replicated_uniques",
     "risk_threshold",
     "search_decomposable",
     "suda2",

@@ -8,6 +8,7 @@ category of their own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -107,14 +108,20 @@ class FrequencyResult:
         k = check_int(k, "k", minimum=1)
         return self.fk < k
 
+    @cached_property
+    def class_fk(self) -> np.ndarray:
+        """``fk`` of each equivalence class (constant within a class), indexed by ``group``."""
+        out = np.zeros(self.n_classes, dtype=np.float64)
+        out[self.group] = self.fk
+        return out
+
     def violations(self, k: int) -> KAnonymityViolations:
         """Counts of records and classes that break k-anonymity."""
         mask = self.violates(k)
-        classes = np.unique(self.group[mask]).size
         return KAnonymityViolations(
             k=int(k),
             records=int(np.count_nonzero(mask)),
-            classes=int(classes),
+            classes=int(np.count_nonzero(self.class_fk < k)),
             weighted_records=int(np.count_nonzero(self.Fk_hat < k)),
         )
 

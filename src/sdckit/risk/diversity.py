@@ -171,9 +171,13 @@ def l_diversity(
     return _l_diversity(md, c)
 
 
-def _l_diversity(md: Microdata, c: float) -> LDiversityResult:
+def _l_diversity(
+    md: Microdata, c: float, groups: tuple[np.ndarray, int] | None = None
+) -> LDiversityResult:
+    """l-diversity of a validated file; ``groups`` reuses equivalence classes already built
+    (``(group id per record, number of groups)`` over the keys, missing as a value)."""
     codes = md.key_codes.codes
-    gid, n_groups = group_ids(codes)
+    gid, n_groups = group_ids(codes) if groups is None else groups
     s_codes = {s: encode_column(md.frame.get_column(s))[0] for s in md.sensitive}
     distinct, entropy, recursive = {}, {}, {}
     for s in md.sensitive:

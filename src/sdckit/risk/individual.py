@@ -25,7 +25,7 @@ from sdckit._codes import encode_column, first_index
 from sdckit._frames import FrameInfo
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_real
-from sdckit.errors import SdcWarning
+from sdckit.errors import ColumnError, SdcWarning
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.risk._frequencies import FrequencyResult, MissingMode, frequency_counts
 
@@ -34,7 +34,9 @@ __all__ = [
     "IndividualRiskResult",
     "benedetti_franconi_risk",
     "household_risk",
+    "household_risk_of",
     "individual_risk",
+    "individual_risk_of",
     "risk_threshold",
 ]
 
@@ -207,6 +209,23 @@ def _individual(
 ) -> IndividualRiskResult:
     check_choice(method, "method", ("approx", "exact"))
     freq = frequency_counts(md, missing=missing, alpha=alpha)
+    return individual_risk_of(freq, method)
+
+
+def individual_risk_of(freq: FrequencyResult, method: str = "approx") -> IndividualRiskResult:
+    """Individual risk from frequencies already computed (no second frequency count).
+
+    Parameters
+    ----------
+    freq : FrequencyResult
+        From :func:`~sdckit.risk.frequencies`.
+    method : {"approx", "exact"}, default "approx"
+
+    Returns
+    -------
+    IndividualRiskResult
+    """
+    check_choice(method, "method", ("approx", "exact"))
     if freq.weighted:
         if bool(np.any(freq.Fk_hat < freq.fk)):
             warnings.warn(
@@ -232,7 +251,7 @@ def _individual(
         risk=risk,
         method=method,
         frequencies=freq,
-        frame_info=md.frame_info,
+        frame_info=freq.frame_info,
     )
 
 
@@ -346,8 +365,27 @@ def household_risk(
     """
     md = as_microdata(data, keys=keys, weight=weight, household=household)
     md.require(household=True, what="household_risk")
-    assert md.household is not None
-    ind = _individual(md, method, missing, alpha)
+    return household_risk_of(md, _individual(md, method, missing, alpha))
+
+
+def household_risk_of(md: Microdata, ind: IndividualRiskResult) -> HouseholdRiskResult:
+    """Household risk from individual risks already computed (no second frequency count).
+
+    Parameters
+    ----------
+    md : Microdata
+        The file, with a household id.
+    ind : IndividualRiskResult
+        The individual risk of ``md``'s records.
+
+    Returns
+    -------
+    HouseholdRiskResult
+    """
+    if md.household is None:
+        raise ColumnError(
+            "household_risk needs a household id; pass household=... when building the data."
+        )
     hh = md.frame.get_column(md.household)
     codes, levels = encode_column(hh)
     n_households = len(levels)

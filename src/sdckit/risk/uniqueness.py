@@ -328,7 +328,8 @@ def _pitman_fit(counts: np.ndarray, n: int) -> tuple[float, float, str]:
         )
         if best is None or res.fun < best.fun:
             best = res
-    assert best is not None
+    if best is None:  # pragma: no cover - the loop runs at least once
+        raise RuntimeError("no Pitman fit was attempted")
     alpha = float(best.x[0])
     theta = float(np.exp(best.x[1]) - alpha)
     note = "alpha reached its bound 0.99: the Pitman fit is ill-posed." if alpha >= 0.989 else ""

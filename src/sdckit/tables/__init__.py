@@ -1,6 +1,13 @@
-"""Statistical tables: model, sensitivity rules, suppression, audit, rounding, cell key."""
+"""Statistical tables: model, sensitivity rules, suppression, audit, rounding, cell key.
+
+Sensitivity rules (:class:`SensitivityRule`, ``registry("rule")``) and table methods
+(:class:`TableMethod`: secondary suppression and rounding, ``registry("table")``) follow the
+protection contract of :mod:`sdckit.protection`; each table method has a function twin
+(:class:`HypercubeSuppression` and :func:`suppress_hypercube`, ...).
+"""
 
 from sdckit.tables._audit import AuditResult, audit, singleton_violations
+from sdckit.tables._method import TableMethod
 from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,
@@ -17,8 +24,13 @@ from sdckit.tables.loss import (
     suppression_loss,
 )
 from sdckit.tables.rounding import (
+    ControlledRounding,
+    DeterministicRounding,
+    RandomRounding,
     RoundingAudit,
     RoundingResult,
+    SmallCellAdjustment,
+    SmallCellRounding,
     audit_rounding,
     round_controlled,
     round_deterministic,
@@ -40,6 +52,9 @@ from sdckit.tables.rules import (
     evaluate_rules,
 )
 from sdckit.tables.suppression import (
+    HypercubeSuppression,
+    ModularSuppression,
+    OptimalSuppression,
     SuppressionResult,
     repair_suppression,
     suppress_hypercube,
@@ -52,22 +67,31 @@ __all__ = [
     "AuditResult",
     "CellKeyResult",
     "CellStatus",
+    "ControlledRounding",
+    "DeterministicRounding",
     "Dominance",
     "Hierarchy",
+    "HypercubeSuppression",
     "MarkedCells",
     "MinFrequency",
+    "ModularSuppression",
+    "OptimalSuppression",
     "PPercent",
     "PQRule",
     "PTable",
     "PerturbationLoss",
+    "RandomRounding",
     "RoundingAudit",
     "RoundingResult",
     "RuleOutcome",
     "RulesResult",
     "SensitivityRule",
+    "SmallCellAdjustment",
+    "SmallCellRounding",
     "SuppressionLoss",
     "SuppressionResult",
     "Table",
+    "TableMethod",
     "ZeroCells",
     "apply_rules",
     "audit",

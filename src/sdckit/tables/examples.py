@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdckit.tables import Table
+from sdckit.tables.table import Table
 
 __all__ = [
     "A4_INNER",

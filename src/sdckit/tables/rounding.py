@@ -10,12 +10,17 @@
   margins are added up again.
 * :func:`audit_rounding`: the feasibility interval of each cell given the published values, the
   rounding base and the additivity relations.
+
+Each rounding method is also a :class:`~sdckit.tables.TableMethod` (:class:`DeterministicRounding`,
+:class:`RandomRounding`, :class:`ControlledRounding`, :class:`SmallCellRounding`,
+:class:`SmallCellAdjustment`): keyword-only parameters checked when it is applied, and
+``apply(table)`` giving the same :class:`RoundingResult` as its function twin.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -23,14 +28,21 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import eye, hstack, vstack
 
 from sdckit._results import Summary
-from sdckit._validation import check_choice, check_int, check_seed
+from sdckit._validation import check_int, check_seed
 from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.protection import Boolean, Integer, Options, Param, Real, Seed
 from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables._method import TableMethod
 from sdckit.tables.table import Table
 
 __all__ = [
+    "ControlledRounding",
+    "DeterministicRounding",
+    "RandomRounding",
     "RoundingAudit",
     "RoundingResult",
+    "SmallCellAdjustment",
+    "SmallCellRounding",
     "audit_rounding",
     "round_controlled",
     "round_deterministic",
@@ -117,8 +129,365 @@ def _readd(table: Table, interior_values: np.ndarray) -> np.ndarray:
     return grid.ravel()
 
 
+_BASE = Param(Integer(minimum=2), help="the rounding base: published values are its multiples")
+_SEED = Param(Seed(), None, help="random seed (an integer or a numpy Generator)")
+
+
+def _count_example() -> Table:
+    """The census table of worked example E3 (small counts, zeros) for the contract tests."""
+    from sdckit.tables.examples import e3_table
+
+    return e3_table()
+
+
+class DeterministicRounding(TableMethod):
+    """Round every cell independently to the nearest multiple of ``base``.
+
+    Parameters
+    ----------
+    base : int
+        The rounding base (at least 2).
+    ties : {"up", "even"}, default "up"
+        Halfway values go up, or to the even multiple.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import DeterministicRounding, Table
+    >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
+    >>> DeterministicRounding(base=3).apply(t).rounded.tolist()
+    [6, 6, 3]
+    """
+
+    name: ClassVar[str] = "deterministic rounding"
+    alias: ClassVar[str] = "deterministic"
+    kind: ClassVar[str] = "rounding"
+    description: ClassVar[str] = (
+        "Rounds every cell, totals included, to the nearest multiple of the base on its own "
+        "(the table no longer adds up)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "base": _BASE,
+        "ties": Param(Options("up", "even"), help="halfway values go up, or to the even multiple"),
+    }
+
+    def __init__(self, *, base: int, ties: str = "up") -> None:
+        self.base = base
+        self.ties = ties
+
+    def apply(self, table: Table) -> RoundingResult:
+        """Round the cells of ``table`` (a table of non-negative integer counts)."""
+        self.validate_params()
+        b = int(self.base)
+        ties = self.ties
+        v = _counts(table)
+        q, r = np.divmod(v, b)
+        up = 2 * r > b if ties == "even" else 2 * r >= b
+        if ties == "even":
+            up |= (2 * r == b) & (q % 2 == 1)
+        return RoundingResult(table, (q + up) * b, b, "deterministic")
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """Base 3 on the census table of worked example E3."""
+        return cls(base=3), _count_example()
+
+
+class RandomRounding(TableMethod):
+    """Unbiased random rounding: up to the next multiple with probability residue / base.
+
+    Parameters
+    ----------
+    base : int
+        The rounding base (at least 2).
+    seed : int or numpy.random.Generator, optional
+        Random seed.
+    additive : bool, default False
+        Round only the interior cells and add the margins up (additive, but the margins'
+        errors add up too); otherwise every cell is rounded on its own.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import RandomRounding, Table
+    >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
+    >>> res = RandomRounding(base=5, seed=1).apply(t)
+    >>> bool(np.all(res.rounded % 5 == 0))
+    True
+    """
+
+    name: ClassVar[str] = "random rounding"
+    alias: ClassVar[str] = "random"
+    kind: ClassVar[str] = "rounding"
+    description: ClassVar[str] = (
+        "Rounds every cell to a multiple of the base at random, up with a probability that "
+        "keeps its expected value (unbiased random rounding)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "base": _BASE,
+        "seed": _SEED,
+        "additive": Param(Boolean(), help="round only the interior cells and add the margins up"),
+    }
+
+    def __init__(self, *, base: int, seed: Any = None, additive: bool = False) -> None:
+        self.base = base
+        self.seed = seed
+        self.additive = additive
+
+    def apply(self, table: Table) -> RoundingResult:
+        """Round the cells of ``table`` (a table of non-negative integer counts)."""
+        self.validate_params()
+        b = int(self.base)
+        rng = check_seed(self.seed)
+        v = _counts(table)
+        q, r = np.divmod(v, b)
+        up = rng.random(v.size) < r / b
+        out = (q + up) * b
+        if self.additive:
+            out = np.round(_readd(table, out)).astype(np.int64)
+        return RoundingResult(table, out, b, "random")
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """Base 3, a fixed seed, on the census table of worked example E3."""
+        return cls(base=3, seed=7), _count_example()
+
+
+class ControlledRounding(TableMethod):
+    """Controlled rounding: an additive table of multiples of ``base``, closest in L1.
+
+    Each cell goes to ``floor`` or ``floor + base`` (multiples of the base stay) when
+    ``k_steps=0`` (zero-restricted); ``k_steps=K`` allows ``K`` more steps each way (never below
+    0).  All relations (margins included) hold exactly.  Solved as a MILP (HiGHS).
+
+    Parameters
+    ----------
+    base : int
+        The rounding base (at least 2).
+    k_steps : int, default 0
+        Extra steps of the base allowed each way.
+    time_limit : float, optional
+        Seconds allowed for the MILP.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import ControlledRounding, Table
+    >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
+    >>> ControlledRounding(base=3).apply(t).rounded.tolist()
+    [6, 6, 0]
+    """
+
+    name: ClassVar[str] = "controlled rounding"
+    alias: ClassVar[str] = "controlled"
+    kind: ClassVar[str] = "rounding"
+    description: ClassVar[str] = (
+        "Rounds every cell to a multiple of the base so that the table still adds up, changing "
+        "the values as little as possible (controlled rounding)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "base": _BASE,
+        "k_steps": Param(Integer(minimum=0), help="extra steps of the base allowed each way"),
+        "time_limit": Param(
+            Real(minimum=0, min_open=True), None, help="seconds allowed for the MILP"
+        ),
+    }
+
+    def __init__(self, *, base: int, k_steps: int = 0, time_limit: float | None = None) -> None:
+        self.base = base
+        self.k_steps = k_steps
+        self.time_limit = time_limit
+
+    def apply(self, table: Table) -> RoundingResult:
+        """Round the cells of ``table`` (a table of non-negative integer counts).
+
+        Raises
+        ------
+        InfeasibleError
+            No such rounding exists (possible for tables of three or more dimensions); try
+            ``k_steps=1``.
+        """
+        self.validate_params()
+        b = int(self.base)
+        k = int(self.k_steps)
+        time_limit = self.time_limit
+        v = _counts(table)
+        n = v.size
+        q, r = np.divmod(v, b)
+        lo = np.maximum(q - k, 0)
+        hi = np.where(r == 0, q + k, q + 1 + k)
+        m = table.constraint_matrix
+        # variables: multiples x (integer) and absolute deviations t >= |v - b x|
+        eq = hstack([m * b, m * 0]).tocsr()
+        ident = eye(n, format="csr")
+        dev = vstack([hstack([ident * b, ident]), hstack([-ident * b, ident])]).tocsr()
+        constraints = [
+            LinearConstraint(eq, 0, 0),
+            LinearConstraint(dev, np.r_[v, -v], np.inf),
+        ]
+        c = np.r_[np.zeros(n), np.ones(n)]
+        options: dict[str, Any] = {"mip_rel_gap": 0.0}
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        res = milp(
+            c,
+            constraints=constraints,
+            bounds=Bounds(np.r_[lo, np.zeros(n)], np.r_[hi, np.full(n, np.inf)]),
+            integrality=np.r_[np.ones(n), np.zeros(n)],
+            options=options,
+        )
+        if res.x is None:
+            raise InfeasibleError(
+                f"No controlled rounding to base {b} with k_steps={k} exists for this table; "
+                "try a larger k_steps."
+            )
+        out = np.round(res.x[:n]).astype(np.int64) * b
+        return RoundingResult(table, out, b, "controlled")
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """Base 3 on the census table of worked example E3."""
+        return cls(base=3), _count_example()
+
+
+class SmallCellRounding(TableMethod):
+    """Round only the interior cells below ``threshold`` (default ``base``); re-add margins.
+
+    Small cells go to a multiple of ``base`` (randomly and unbiased, or to the nearest one);
+    larger interior cells are kept and the margins are the sums of the published interior.
+
+    Parameters
+    ----------
+    base : int
+        The rounding base (at least 2).
+    threshold : int, optional
+        Interior cells ``0 < n < threshold`` are rounded (default ``base``).
+    random : bool, default True
+        Round at random (unbiased) or to the nearest multiple (ties upward).
+    seed : int or numpy.random.Generator, optional
+        Random seed (with ``random=True``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import SmallCellRounding, Table
+    >>> t = Table.from_array(np.array([9, 7, 2]), {"x": ["a", "b"]})
+    >>> SmallCellRounding(base=3, random=False).apply(t).rounded.tolist()
+    [10, 7, 3]
+    """
+
+    name: ClassVar[str] = "small cell rounding"
+    alias: ClassVar[str] = "small_cells"
+    kind: ClassVar[str] = "rounding"
+    description: ClassVar[str] = (
+        "Rounds only the small interior cells to a multiple of the base and adds the totals "
+        "up again."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "base": _BASE,
+        "threshold": Param(
+            Integer(minimum=1),
+            None,
+            help="interior cells below this count are rounded (default: the base)",
+        ),
+        "random": Param(Boolean(), help="round at random (unbiased), or to the nearest multiple"),
+        "seed": _SEED,
+    }
+
+    def __init__(
+        self,
+        *,
+        base: int,
+        threshold: int | None = None,
+        random: bool = True,
+        seed: Any = None,
+    ) -> None:
+        self.base = base
+        self.threshold = threshold
+        self.random = random
+        self.seed = seed
+
+    def apply(self, table: Table) -> RoundingResult:
+        """Round the small cells of ``table`` (a table of non-negative integer counts)."""
+        self.validate_params()
+        b = int(self.base)
+        limit = b if self.threshold is None else int(self.threshold)
+        v = _counts(table)
+        small = (~table.is_total) & (v > 0) & (v < limit)
+        q, r = np.divmod(v, b)
+        if self.random:
+            up = check_seed(self.seed).random(v.size) < r / b
+        else:
+            up = 2 * r >= b
+        new = np.where(small, (q + up) * b, v)
+        rounded = np.round(_readd(table, new)).astype(np.int64)
+        return RoundingResult(table, rounded, b, "small_cells")
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """Base 3, a fixed seed, on the census table of worked example E3."""
+        return cls(base=3, seed=7), _count_example()
+
+
+class SmallCellAdjustment(TableMethod):
+    """Replace interior counts ``0 < n < base`` by 0 or ``base`` (P(base) = n / base).
+
+    The expectation of every cell is kept; margins are added up from the adjusted interior.
+
+    Parameters
+    ----------
+    base : int, default 3
+        Interior counts below it are adjusted (at least 2).
+    seed : int or numpy.random.Generator, optional
+        Random seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import SmallCellAdjustment, Table
+    >>> t = Table.from_array(np.array([9, 7, 2]), {"x": ["a", "b"]})
+    >>> res = SmallCellAdjustment(base=3, seed=0).apply(t)
+    >>> res.rounded[1], res.rounded[2] in (0, 3)
+    (np.int64(7), True)
+    """
+
+    name: ClassVar[str] = "small cell adjustment"
+    alias: ClassVar[str] = "adjustment"
+    kind: ClassVar[str] = "rounding"
+    description: ClassVar[str] = (
+        "Replaces every small interior count by 0 or the base at random, keeping its expected "
+        "value, and adds the totals up again."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "base": Param(Integer(minimum=2), help="interior counts below it become 0 or the base"),
+        "seed": _SEED,
+    }
+
+    def __init__(self, *, base: int = 3, seed: Any = None) -> None:
+        self.base = base
+        self.seed = seed
+
+    def apply(self, table: Table) -> RoundingResult:
+        """Adjust the small cells of ``table`` (a table of non-negative integer counts)."""
+        self.validate_params()
+        b = int(self.base)
+        v = _counts(table)
+        small = (~table.is_total) & (v > 0) & (v < b)
+        up = check_seed(self.seed).random(v.size) < v / b
+        new = np.where(small, np.where(up, b, 0), v)
+        rounded = np.round(_readd(table, new)).astype(np.int64)
+        return RoundingResult(table, rounded, b, "adjustment")
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """Base 3, a fixed seed, on the census table of worked example E3."""
+        return cls(base=3, seed=7), _count_example()
+
+
 def round_deterministic(table: Table, base: int, *, ties: str = "up") -> RoundingResult:
     """Round every cell independently to the nearest multiple of ``base``.
+
+    The function form of :class:`DeterministicRounding`.
 
     Parameters
     ----------
@@ -133,20 +502,15 @@ def round_deterministic(table: Table, base: int, *, ties: str = "up") -> Roundin
     >>> round_deterministic(t, 3).rounded.tolist()
     [6, 6, 3]
     """
-    b = _base(base)
-    check_choice(ties, "ties", ("up", "even"))
-    v = _counts(table)
-    q, r = np.divmod(v, b)
-    up = 2 * r > b if ties == "even" else 2 * r >= b
-    if ties == "even":
-        up |= (2 * r == b) & (q % 2 == 1)
-    return RoundingResult(table, (q + up) * b, b, "deterministic")
+    return DeterministicRounding(base=base, ties=ties).apply(table)
 
 
 def round_random(
     table: Table, base: int, *, seed: Any = None, additive: bool = False
 ) -> RoundingResult:
     """Unbiased random rounding: up to the next multiple with probability residue / base.
+
+    The function form of :class:`RandomRounding`.
 
     With ``additive=True`` only the interior cells are rounded and the margins are added up
     (additive, but the margins' errors add up too); otherwise every cell is rounded on its own.
@@ -160,15 +524,7 @@ def round_random(
     >>> bool(np.all(res.rounded % 5 == 0))
     True
     """
-    b = _base(base)
-    rng = check_seed(seed)
-    v = _counts(table)
-    q, r = np.divmod(v, b)
-    up = rng.random(v.size) < r / b
-    out = (q + up) * b
-    if additive:
-        out = np.round(_readd(table, out)).astype(np.int64)
-    return RoundingResult(table, out, b, "random")
+    return RandomRounding(base=base, seed=seed, additive=additive).apply(table)
 
 
 def round_controlled(
@@ -179,6 +535,8 @@ def round_controlled(
     time_limit: float | None = None,
 ) -> RoundingResult:
     """Controlled rounding: an additive table of multiples of ``base``, closest in L1.
+
+    The function form of :class:`ControlledRounding`.
 
     Each cell goes to ``floor`` or ``floor + base`` (multiples of the base stay) when
     ``k_steps=0`` (zero-restricted); ``k_steps=K`` allows ``K`` more steps each way (never below
@@ -199,40 +557,7 @@ def round_controlled(
     >>> res.rounded.tolist(), res.additive
     ([6, 6, 0], True)
     """
-    b = _base(base)
-    k = check_int(k_steps, "k_steps", minimum=0)
-    v = _counts(table)
-    n = v.size
-    q, r = np.divmod(v, b)
-    lo = np.maximum(q - k, 0)
-    hi = np.where(r == 0, q + k, q + 1 + k)
-    m = table.constraint_matrix
-    # variables: multiples x (integer) and absolute deviations t >= |v - b x|
-    eq = hstack([m * b, m * 0]).tocsr()
-    ident = eye(n, format="csr")
-    dev = vstack([hstack([ident * b, ident]), hstack([-ident * b, ident])]).tocsr()
-    constraints = [
-        LinearConstraint(eq, 0, 0),
-        LinearConstraint(dev, np.r_[v, -v], np.inf),
-    ]
-    c = np.r_[np.zeros(n), np.ones(n)]
-    options: dict[str, Any] = {"mip_rel_gap": 0.0}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    res = milp(
-        c,
-        constraints=constraints,
-        bounds=Bounds(np.r_[lo, np.zeros(n)], np.r_[hi, np.full(n, np.inf)]),
-        integrality=np.r_[np.ones(n), np.zeros(n)],
-        options=options,
-    )
-    if res.x is None:
-        raise InfeasibleError(
-            f"No controlled rounding to base {b} with k_steps={k} exists for this table; try "
-            "a larger k_steps."
-        )
-    out = np.round(res.x[:n]).astype(np.int64) * b
-    return RoundingResult(table, out, b, "controlled")
+    return ControlledRounding(base=base, k_steps=k_steps, time_limit=time_limit).apply(table)
 
 
 def round_small_cells(
@@ -245,24 +570,18 @@ def round_small_cells(
 ) -> RoundingResult:
     """Round only the interior cells below ``threshold`` (default ``base``); re-add margins.
 
+    The function form of :class:`SmallCellRounding`.
+
     Small cells go to a multiple of ``base`` (randomly and unbiased, or to the nearest one);
     larger interior cells are kept and the margins are the sums of the published interior.
     """
-    b = _base(base)
-    limit = b if threshold is None else check_int(threshold, "threshold", minimum=1)
-    v = _counts(table)
-    small = (~table.is_total) & (v > 0) & (v < limit)
-    q, r = np.divmod(v, b)
-    if random:
-        up = check_seed(seed).random(v.size) < r / b
-    else:
-        up = 2 * r >= b
-    new = np.where(small, (q + up) * b, v)
-    return RoundingResult(table, np.round(_readd(table, new)).astype(np.int64), b, "small_cells")
+    return SmallCellRounding(base=base, threshold=threshold, random=random, seed=seed).apply(table)
 
 
 def small_cell_adjustment(table: Table, base: int = 3, *, seed: Any = None) -> RoundingResult:
     """Replace interior counts ``0 < n < base`` by 0 or ``base`` (P(base) = n / base).
+
+    The function form of :class:`SmallCellAdjustment`.
 
     The expectation of every cell is kept; margins are added up from the adjusted interior.
 
@@ -275,12 +594,7 @@ def small_cell_adjustment(table: Table, base: int = 3, *, seed: Any = None) -> R
     >>> res.rounded[1], res.rounded[2] in (0, 3)
     (np.int64(7), True)
     """
-    b = _base(base)
-    v = _counts(table)
-    small = (~table.is_total) & (v > 0) & (v < b)
-    up = check_seed(seed).random(v.size) < v / b
-    new = np.where(small, np.where(up, b, 0), v)
-    return RoundingResult(table, np.round(_readd(table, new)).astype(np.int64), b, "adjustment")
+    return SmallCellAdjustment(base=base, seed=seed).apply(table)
 
 
 @dataclass(frozen=True, eq=False)

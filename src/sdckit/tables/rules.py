@@ -5,21 +5,37 @@ and which protection it needs: an upper level (the intruder's upper bound must r
 value + upper), a lower level (lower bound at most value - lower) and a sliding level (the
 interval at least that wide).  :func:`apply_rules` combines rules: a cell is primary if any rule
 flags it, and its levels are the largest any flagging rule asks for.
+
+Every rule follows the protection contract of :mod:`sdckit.protection`: keyword-only parameters
+that ``__init__`` only stores, declared in ``parameters`` and checked when the rule is evaluated
+(an error names the rule and the parameter), and registration in ``registry("rule")`` under its
+``alias`` (the name used in job files).
 """
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
 from sdckit._results import Summary
-from sdckit._validation import check_int, check_real
+from sdckit._validation import check_int
 from sdckit.errors import DataError, ParameterError
+from sdckit.protection import (
+    Boolean,
+    Instance,
+    Integer,
+    ListOf,
+    MapOf,
+    Param,
+    Parameterised,
+    Real,
+)
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -59,18 +75,33 @@ def _outcome(
     )
 
 
-class SensitivityRule(ABC):
-    """A primary sensitivity rule: :meth:`evaluate` gives a :class:`RuleOutcome`."""
+class SensitivityRule(Parameterised, ABC):
+    """A primary sensitivity rule: :meth:`evaluate` gives a :class:`RuleOutcome`.
 
-    name: str = "rule"
+    ``name`` is the rule's label in :class:`RulesResult` (``flags`` and the ``unsafe_<name>``
+    columns); ``alias`` is its name in job files.
+    """
+
+    name: ClassVar[str] = "rule"
+    family: ClassVar[str | None] = "rule"
+    #: The name used in job files (``"min_frequency"``); set by every concrete rule.
+    alias: ClassVar[str]
 
     @abstractmethod
     def evaluate(self, table: Table) -> RuleOutcome:
-        """Unsafe cells of ``table`` and the protection they need."""
+        """Check the parameters, then give the unsafe cells of ``table`` and their levels."""
 
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
-        return f"{type(self).__name__}({args})"
+    @classmethod
+    @abstractmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """A small instance and table for the shared contract tests."""
+
+
+def _magnitude_example(top: list[list[float]]) -> Table:
+    """A one-dimensional magnitude table (total 100 = 90 + 10) with the given contributions."""
+    return Table.from_array(
+        np.array([100.0, 90.0, 10.0]), {"x": ["a", "b"]}, top=top, kind="magnitude"
+    )
 
 
 def _contributions(table: Table, n: int, rule: str) -> np.ndarray:
@@ -122,26 +153,55 @@ class MinFrequency(SensitivityRule):
     [False, False, True]
     """
 
-    name = "min_frequency"
+    name: ClassVar[str] = "min_frequency"
+    alias: ClassVar[str] = "min_frequency"
+    description: ClassVar[str] = (
+        "Marks as unsafe every non-empty cell with fewer contributors than the threshold "
+        "(minimum frequency rule)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "threshold": Param(
+            Integer(minimum=1), help="cells with 1 to threshold - 1 contributors are unsafe"
+        ),
+        "safety_range": Param(
+            Real(minimum=0), help="protection level as a percentage of the cell value"
+        ),
+        "minimum_level": Param(Real(minimum=0), help="smallest protection level of a cell"),
+    }
 
     def __init__(
-        self, threshold: int = 3, *, safety_range: float = 10.0, minimum_level: float = 1.0
+        self, *, threshold: int = 3, safety_range: float = 10.0, minimum_level: float = 1.0
     ) -> None:
-        self.threshold = check_int(threshold, "threshold", minimum=1)
-        self.safety_range = check_real(safety_range, "safety_range", minimum=0)
-        self.minimum_level = check_real(minimum_level, "minimum_level", minimum=0)
+        self.threshold = threshold
+        self.safety_range = safety_range
+        self.minimum_level = minimum_level
 
     def evaluate(self, table: Table) -> RuleOutcome:
+        self.validate_params()
         n = _contributor_counts(table)
         unsafe = (n > 0) & (n < self.threshold)
         level = np.maximum(self.safety_range / 100.0 * np.abs(table.values), self.minimum_level)
         return _outcome(unsafe, level)
+
+    @classmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """The census table of worked example E3 (counts), threshold 3."""
+        from sdckit.tables.examples import e3_table
+
+        return cls(threshold=3), e3_table()
 
 
 class Dominance(SensitivityRule):
     """(n, k)-dominance: unsafe if the ``n`` largest contributions exceed ``k`` % of the cell.
 
     Protection level (upper and lower): ``(100 / k) * (x_1 + ... + x_n) - T``.
+
+    Parameters
+    ----------
+    n : int, default 1
+        Number of largest contributions.
+    k : float, default 85
+        Percentage of the cell value (0 < k <= 100) they may reach.
 
     Examples
     --------
@@ -153,13 +213,26 @@ class Dominance(SensitivityRule):
     [False, True, False]
     """
 
-    name = "dominance"
+    name: ClassVar[str] = "dominance"
+    alias: ClassVar[str] = "dominance"
+    description: ClassVar[str] = (
+        "Marks as unsafe every cell whose n largest contributions exceed k percent of its "
+        "value (dominance rule)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "n": Param(Integer(minimum=1), help="number of largest contributions"),
+        "k": Param(
+            Real(minimum=0, maximum=100, min_open=True),
+            help="percentage of the cell value the n largest contributions may reach",
+        ),
+    }
 
-    def __init__(self, n: int = 1, k: float = 85.0) -> None:
-        self.n = check_int(n, "n", minimum=1)
-        self.k = check_real(k, "k", minimum=0, maximum=100, min_inclusive=False)
+    def __init__(self, *, n: int = 1, k: float = 85.0) -> None:
+        self.n = n
+        self.k = k
 
     def evaluate(self, table: Table) -> RuleOutcome:
+        self.validate_params()
         top = _contributions(table, self.n, "dominance rule")
         big = top.sum(axis=1)
         total = table.values
@@ -167,23 +240,69 @@ class Dominance(SensitivityRule):
         level = np.maximum(100.0 / self.k * big - total, 0.0)
         return _outcome(unsafe, level)
 
+    @classmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """A one-dimensional magnitude table where one cell is dominated by one contributor."""
+        return cls(n=1, k=85), _magnitude_example([[50, 30], [89, 1], [6, 4]])
+
 
 class PQRule(SensitivityRule):
     """pq rule: unsafe if ``T - x_1 - x_2 < (p / q) x_1``; level ``(p/q) x_1 - (T - x_1 - x_2)``.
 
     ``p`` is the precision (percent) an intruder must not reach, ``q`` the precision of the
     prior knowledge (percent; q = 100 gives the p% rule).
+
+    Parameters
+    ----------
+    p : float, default 10
+        Precision (percent, > 0) an intruder must not reach; at most ``q``.
+    q : float, default 100
+        Precision (percent, > 0) of the intruder's prior knowledge.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, PQRule
+    >>> t = Table.from_array(np.array([100, 90, 10]), {"x": ["a", "b"]},
+    ...                      top=[[50, 30], [80, 9], [3, 2]], kind="magnitude")
+    >>> PQRule(p=10, q=50).evaluate(t).upper.tolist()
+    [0.0, 15.0, 0.0]
     """
 
-    name = "pq"
+    name: ClassVar[str] = "pq"
+    alias: ClassVar[str] = "pq"
+    description: ClassVar[str] = (
+        "Marks as unsafe every cell whose value less its two largest contributions is below "
+        "p/q of the largest one (pq rule)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "p": Param(
+            Real(minimum=0, min_open=True),
+            help="precision (percent) an intruder must not reach; at most q",
+        ),
+        "q": Param(
+            Real(minimum=0, min_open=True), help="precision (percent) of the prior knowledge"
+        ),
+    }
 
-    def __init__(self, p: float = 10.0, q: float = 100.0) -> None:
-        self.p = check_real(p, "p", minimum=0, min_inclusive=False)
-        self.q = check_real(q, "q", minimum=0, min_inclusive=False)
+    def __init__(self, *, p: float = 10.0, q: float = 100.0) -> None:
+        self.p = p
+        self.q = q
+
+    def validate_params(
+        self, columns: Sequence[str] | None = None, *, where: str | None = None
+    ) -> None:
+        """Check the declared parameters, and that ``p`` does not exceed ``q``."""
+        super().validate_params(columns, where=where)
         if self.p > self.q:
-            raise ParameterError("The 'p' parameter must not exceed 'q'.")
+            prefix = f"{where}: " if where else ""
+            raise ParameterError(
+                f"{prefix}The 'p' parameter of {type(self).__name__} must not exceed 'q' "
+                f"({float(self.q):g}); got {float(self.p):g}."
+            )
 
     def evaluate(self, table: Table) -> RuleOutcome:
+        self.validate_params()
         top = _contributions(table, 2, f"{self.name} rule")
         x1, x2 = top[:, 0], top[:, 1]
         remainder = table.values - x1 - x2
@@ -191,9 +310,21 @@ class PQRule(SensitivityRule):
         unsafe = (table.values > 0) & (need > 0)
         return _outcome(unsafe, np.maximum(need, 0.0))
 
+    @classmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """A one-dimensional magnitude table where one cell fails the rule."""
+        return cls(p=10, q=50), _magnitude_example([[50, 30], [80, 9], [3, 2]])
+
 
 class PPercent(PQRule):
     """p % rule: unsafe if ``T - x_1 - x_2 < (p / 100) x_1``; level ``p/100 x_1 - (T-x_1-x_2)``.
+
+    The :class:`PQRule` with ``q = 100``.
+
+    Parameters
+    ----------
+    p : float, default 10
+        Precision (percent, 0 < p <= 100) an intruder must not reach.
 
     Examples
     --------
@@ -206,10 +337,28 @@ class PPercent(PQRule):
     ([False, True, False], [0.0, 7.0, 0.0])
     """
 
-    name = "p_percent"
+    name: ClassVar[str] = "p_percent"
+    alias: ClassVar[str] = "p_percent"
+    description: ClassVar[str] = (
+        "Marks as unsafe every cell whose value less its two largest contributions is below "
+        "p percent of the largest one (p% rule)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "p": Param(
+            Real(minimum=0, maximum=100, min_open=True),
+            help="precision (percent) an intruder must not reach",
+        ),
+    }
+    #: The precision of the prior knowledge is 100 % (not a parameter).
+    q: float = 100.0
 
-    def __init__(self, p: float = 10.0) -> None:
-        super().__init__(p=p, q=100.0)
+    def __init__(self, *, p: float = 10.0) -> None:
+        self.p = p
+
+    @classmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """A one-dimensional magnitude table where one cell fails the rule."""
+        return cls(p=10), _magnitude_example([[50, 30], [80, 9], [3, 2]])
 
 
 class ZeroCells(SensitivityRule):
@@ -226,16 +375,29 @@ class ZeroCells(SensitivityRule):
         Upper protection level of an unsafe zero (its lower level is 0).
     """
 
-    name = "zero_cells"
+    name: ClassVar[str] = "zero_cells"
+    alias: ClassVar[str] = "zero_cells"
+    description: ClassVar[str] = (
+        "Marks as unsafe the zero cells that reveal that a whole group falls in one category, "
+        "or every zero cell."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "disclosing_only": Param(
+            Boolean(), help="only zeros that disclose are unsafe (otherwise every zero cell)"
+        ),
+        "level": Param(Real(minimum=0), help="upper protection level of an unsafe zero"),
+    }
 
     def __init__(self, *, disclosing_only: bool = True, level: float = 1.0) -> None:
-        self.disclosing_only = bool(disclosing_only)
-        self.level = check_real(level, "level", minimum=0)
+        self.disclosing_only = disclosing_only
+        self.level = level
 
     def evaluate(self, table: Table) -> RuleOutcome:
+        self.validate_params()
+        level = float(self.level)
         zero = table.values == 0
         if not self.disclosing_only:
-            return _outcome(zero & ~table.is_total, np.full(table.n_cells, self.level), 0.0)
+            return _outcome(zero & ~table.is_total, np.full(table.n_cells, level), 0.0)
         m = table.constraint_matrix.tocoo()
         parts = m.data < 0
         rows, cols = m.row[parts], m.col[parts]
@@ -245,7 +407,14 @@ class ZeroCells(SensitivityRule):
         hit = disclosing[rows] & zero[cols]
         unsafe = np.zeros(table.n_cells, dtype=bool)
         unsafe[cols[hit]] = True
-        return _outcome(unsafe, np.full(table.n_cells, self.level), 0.0)
+        return _outcome(unsafe, np.full(table.n_cells, level), 0.0)
+
+    @classmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """The census table of worked example E3 (a row with one non-zero cell)."""
+        from sdckit.tables.examples import e3_table
+
+        return cls(), e3_table()
 
 
 class MarkedCells(SensitivityRule):
@@ -254,27 +423,57 @@ class MarkedCells(SensitivityRule):
     Parameters
     ----------
     cells : sequence
-        Cell numbers, a boolean mask, or dicts ``dimension -> code``.
+        Cell numbers, a boolean mask (a numpy array, one entry per cell), or dicts
+        ``dimension -> code``.
     upper, lower, sliding : float
         Protection levels of the marked cells (``lower`` defaults to ``upper``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, MarkedCells
+    >>> t = Table.from_array(np.array([9, 7, 2]), {"x": ["a", "b"]})
+    >>> MarkedCells(cells=[{"x": "b"}], upper=1).evaluate(t).unsafe.tolist()
+    [False, False, True]
     """
 
-    name = "marked"
+    name: ClassVar[str] = "marked"
+    alias: ClassVar[str] = "marked_cells"
+    description: ClassVar[str] = (
+        "Marks the cells the user names as unsafe, with the protection levels the user gives."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "cells": Param(
+            ListOf(Integer(minimum=0)),
+            ListOf(MapOf(Instance((str, numbers.Integral), "a category code"))),
+            Instance((np.ndarray,), "a numpy array (a boolean mask, one entry per cell)"),
+            help="the cells to mark: cell numbers, a boolean mask, or dimension -> code tables",
+        ),
+        "upper": Param(Real(minimum=0), help="upper protection level of the marked cells"),
+        "lower": Param(
+            Real(minimum=0), None, help="lower protection level of the marked cells (default upper)"
+        ),
+        "sliding": Param(Real(minimum=0), help="sliding protection level of the marked cells"),
+    }
 
     def __init__(
         self,
-        cells: Sequence[Any] | np.ndarray,
         *,
+        cells: Sequence[Any] | np.ndarray,
         upper: float = 0.0,
         lower: float | None = None,
         sliding: float = 0.0,
     ) -> None:
         self.cells = cells
-        self.upper = check_real(upper, "upper", minimum=0)
-        self.lower = self.upper if lower is None else check_real(lower, "lower", minimum=0)
-        self.sliding = check_real(sliding, "sliding", minimum=0)
+        self.upper = upper
+        self.lower = lower
+        self.sliding = sliding
 
     def evaluate(self, table: Table) -> RuleOutcome:
+        self.validate_params()
+        upper = float(self.upper)
+        lower = upper if self.lower is None else float(self.lower)
+        sliding = float(self.sliding)
         unsafe = np.zeros(table.n_cells, dtype=bool)
         cells = self.cells
         if isinstance(cells, np.ndarray) and cells.dtype == bool:
@@ -289,7 +488,15 @@ class MarkedCells(SensitivityRule):
                     ci = check_int(c, "cells", minimum=0, maximum=table.n_cells - 1)
                     unsafe[ci] = True
         n = table.n_cells
-        return _outcome(unsafe, np.full(n, self.upper), np.full(n, self.lower), self.sliding)
+        return _outcome(unsafe, np.full(n, upper), np.full(n, lower), sliding)
+
+    @classmethod
+    def contract_example(cls) -> tuple[SensitivityRule, Table]:
+        """The census table of worked example E3, two interior cells marked."""
+        from sdckit.tables.examples import e3_table
+
+        t = e3_table()
+        return cls(cells=[t.cell(row="1", col="B"), t.cell(row="2", col="C")], upper=2), t
 
 
 @dataclass(frozen=True, eq=False)
@@ -365,7 +572,7 @@ def apply_rules(table: Table, rules: SensitivityRule | Sequence[SensitivityRule]
     >>> import numpy as np
     >>> from sdckit.tables import Table, MinFrequency, apply_rules
     >>> t = apply_rules(Table.from_array(np.array([9, 7, 2]), {"x": ["a", "b"]}),
-    ...                 [MinFrequency(3)])
+    ...                 [MinFrequency(threshold=3)])
     >>> t.primary.tolist()
     [False, False, True]
     """

@@ -1,12 +1,20 @@
-"""Secondary cell suppression: optimal (MILP + attacker cuts), hypercube, large tables."""
+"""Secondary cell suppression: optimal (MILP + attacker cuts), hypercube, large tables.
+
+Each method is a :class:`~sdckit.tables.TableMethod` (:class:`OptimalSuppression`,
+:class:`HypercubeSuppression`, :class:`ModularSuppression`) with a function twin
+(:func:`suppress_optimal`, :func:`suppress_hypercube`, :func:`suppress_modular`).
+"""
 
 from sdckit.tables.suppression._common import SuppressionResult
-from sdckit.tables.suppression.hypercube import suppress_hypercube
-from sdckit.tables.suppression.modular import suppress_modular
-from sdckit.tables.suppression.optimal import suppress_optimal
+from sdckit.tables.suppression.hypercube import HypercubeSuppression, suppress_hypercube
+from sdckit.tables.suppression.modular import ModularSuppression, suppress_modular
+from sdckit.tables.suppression.optimal import OptimalSuppression, suppress_optimal
 from sdckit.tables.suppression.repair import repair_suppression
 
 __all__ = [
+    "HypercubeSuppression",
+    "ModularSuppression",
+    "OptimalSuppression",
     "SuppressionResult",
     "repair_suppression",
     "suppress_hypercube",

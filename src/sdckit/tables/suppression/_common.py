@@ -4,7 +4,8 @@
 * the attacker LP of one primary and the Benders ("capacity") cut from its dual (M11.3);
 * the protection LP: the cheapest additional cells through which a primary can move by its
   protection level (the attacker-LP-driven heuristic), used to build and to repair patterns;
-* the result object every method returns.
+* the result object every method returns;
+* the declaration of the ``cost`` parameter and the contract example shared by the methods.
 """
 
 from __future__ import annotations
@@ -21,14 +22,17 @@ import scipy.sparse as sp
 from sdckit._results import Summary
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
+from sdckit.protection import Instance, Options, Param
 from sdckit.tables._audit import AuditResult, audit
 from sdckit.tables._lp import new_highs
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
+    "COST_PARAM",
     "SuppressionResult",
     "candidates",
     "cell_costs",
+    "contract_table",
     "protect_with_lp",
     "repair",
     "requirements",
@@ -134,6 +138,24 @@ def cell_costs(table: Table, cost: str | Any) -> np.ndarray:
             "A user 'cost' must be an array of non-negative finite numbers, one per cell."
         )
     return arr
+
+
+#: The ``cost`` parameter of every secondary-suppression method (checked by :func:`cell_costs`).
+COST_PARAM = Param(
+    Options("value", "contributors", "unity"),
+    Instance((np.ndarray, pl.Series, list, tuple), "an array of non-negative costs, one per cell"),
+    help="cost of suppressing a cell: its value, its contributors, 1, or one cost per cell",
+)
+
+
+def contract_table() -> Table:
+    """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries (contract examples)."""
+    from sdckit.tables.examples import A4_PRIMARIES, a4_table
+    from sdckit.tables.rules import MarkedCells, apply_rules
+
+    t = a4_table()
+    cells = [t.cell(row=r, col=c) for r, c in A4_PRIMARIES]
+    return apply_rules(t, MarkedCells(cells=cells, upper=3))
 
 
 def candidates(table: Table) -> np.ndarray:

@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from sdckit._validation import check_int
+from sdckit.protection import Boolean, Integer, Param
+from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
+    COST_PARAM,
     SuppressionResult,
     candidates,
     capacities,
     cell_costs,
+    contract_table,
     fix_singletons,
     make_result,
     repair_within_limit,
@@ -33,7 +36,7 @@ from sdckit.tables.suppression._common import (
 from sdckit.tables.suppression._subtables import subtables
 from sdckit.tables.table import Table
 
-__all__ = ["suppress_hypercube"]
+__all__ = ["HypercubeSuppression", "suppress_hypercube"]
 
 
 def _cubes(c: tuple[int, ...], shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
@@ -131,6 +134,119 @@ def _protect_subtable(
     return added
 
 
+class HypercubeSuppression(TableMethod):
+    """Secondary suppression by the hypercube method (GHMITER, M11.4).
+
+    Every suppressed cell of every non-hierarchical sub-table becomes a corner of a hypercube
+    of suppressed cells along which it can move by its protection levels; an LP audit with
+    repair then guarantees the pattern on tables up to ``repair_limit`` cells.
+
+    Parameters
+    ----------
+    cost : {"value", "contributors", "unity"} or array
+        Cost of suppressing a cell (ties between cubes with equally many new suppressions).
+    max_passes : int, default 10
+        Passes over all sub-tables.
+    singletons : bool, default True
+        Add a third suppression to relations where a one-contributor primary is protected by
+        one other primary only.
+    repair_limit : int, default 20000
+        Tables with at most this many cells are audited afterwards and every under-protected
+        primary is repaired with the LP heuristic (0 switches the repair off).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, HypercubeSuppression, MarkedCells, apply_rules
+    >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> HypercubeSuppression().apply(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
+    3
+    """
+
+    name: ClassVar[str] = "hypercube suppression"
+    alias: ClassVar[str] = "hypercube"
+    kind: ClassVar[str] = "suppression"
+    description: ClassVar[str] = (
+        "Protects every primary cell by suppressing further cells that form hypercubes with it "
+        "in each sub-table (hypercube method)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "cost": COST_PARAM,
+        "max_passes": Param(Integer(minimum=1), help="passes over all sub-tables"),
+        "singletons": Param(
+            Boolean(),
+            help="a relation with a one-contributor primary and one other primary needs a third",
+        ),
+        "repair_limit": Param(
+            Integer(minimum=0),
+            help="tables with at most this many cells are audited and repaired (0: never)",
+        ),
+    }
+
+    def __init__(
+        self,
+        *,
+        cost: str | Any = "value",
+        max_passes: int = 10,
+        singletons: bool = True,
+        repair_limit: int = 20_000,
+    ) -> None:
+        self.cost = cost
+        self.max_passes = max_passes
+        self.singletons = singletons
+        self.repair_limit = repair_limit
+
+    def apply(self, table: Table) -> SuppressionResult:
+        """Protect the primaries of ``table`` by the hypercube method."""
+        self.validate_params()
+        start = time.perf_counter()
+        max_passes = self.max_passes
+        w = cell_costs(table, self.cost)
+        prim, up, low, sl = requirements(table)
+        req = {
+            int(p): (float(u), float(lo), float(s))
+            for p, u, lo, s in zip(prim, up, low, sl, strict=True)
+        }
+        ubcap, lbcap = capacities(table)
+        usable = candidates(table)
+        supp = table.suppressed.copy()
+        subs = subtables(table)
+        passes = 0
+        for _ in range(max_passes):
+            passes += 1
+            changed = False
+            for cells in subs:
+                if not supp[cells.ravel()].any():
+                    continue
+                added = _protect_subtable(cells, supp, usable, req, ubcap, lbcap, w)
+                if added:
+                    supp[added] = True
+                    changed = True
+            if not changed:
+                break
+        out = table.suppress(supp & ~table.suppressed)
+        if self.singletons:
+            out = fix_singletons(out, w)
+        out, repaired = repair_within_limit(out, table, w, self.repair_limit)
+        return make_result(
+            out,
+            table,
+            "hypercube",
+            w,
+            False,
+            time.perf_counter() - start,
+            passes=passes,
+            subtables=len(subs),
+            repaired=repaired,
+        )
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries."""
+        return cls(), contract_table()
+
+
 def suppress_hypercube(
     table: Table,
     *,
@@ -140,6 +256,8 @@ def suppress_hypercube(
     repair_limit: int = 20_000,
 ) -> SuppressionResult:
     """Secondary suppression by the hypercube method (GHMITER, M11.4).
+
+    The function form of :class:`HypercubeSuppression`.
 
     Parameters
     ----------
@@ -162,46 +280,9 @@ def suppress_hypercube(
     >>> from sdckit.tables import Table, MarkedCells, apply_rules, suppress_hypercube
     >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
     ...                      {"r": ["a", "b"], "c": ["x", "y"]})
-    >>> suppress_hypercube(apply_rules(t, MarkedCells([4], upper=1))).n_secondary
+    >>> suppress_hypercube(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
     3
     """
-    start = time.perf_counter()
-    max_passes = check_int(max_passes, "max_passes", minimum=1)
-    w = cell_costs(table, cost)
-    prim, up, low, sl = requirements(table)
-    req = {
-        int(p): (float(u), float(lo), float(s))
-        for p, u, lo, s in zip(prim, up, low, sl, strict=True)
-    }
-    ubcap, lbcap = capacities(table)
-    usable = candidates(table)
-    supp = table.suppressed.copy()
-    subs = subtables(table)
-    passes = 0
-    for _ in range(max_passes):
-        passes += 1
-        changed = False
-        for cells in subs:
-            if not supp[cells.ravel()].any():
-                continue
-            added = _protect_subtable(cells, supp, usable, req, ubcap, lbcap, w)
-            if added:
-                supp[added] = True
-                changed = True
-        if not changed:
-            break
-    out = table.suppress(supp & ~table.suppressed)
-    if singletons:
-        out = fix_singletons(out, w)
-    out, repaired = repair_within_limit(out, table, w, repair_limit)
-    return make_result(
-        out,
-        table,
-        "hypercube",
-        w,
-        False,
-        time.perf_counter() - start,
-        passes=passes,
-        subtables=len(subs),
-        repaired=repaired,
-    )
+    return HypercubeSuppression(
+        cost=cost, max_passes=max_passes, singletons=singletons, repair_limit=repair_limit
+    ).apply(table)

@@ -13,17 +13,20 @@ audited as a whole and repaired.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from sdckit._validation import check_int
+from sdckit.protection import Boolean, Integer, Param, Real
 from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
+    COST_PARAM,
     SuppressionResult,
     candidates,
     capacities,
     cell_costs,
+    contract_table,
     fix_singletons,
     make_result,
     protect_with_lp,
@@ -33,7 +36,7 @@ from sdckit.tables.suppression._common import (
 from sdckit.tables.suppression._subtables import local_relations, subtables
 from sdckit.tables.table import Table
 
-__all__ = ["suppress_modular"]
+__all__ = ["ModularSuppression", "suppress_modular"]
 
 
 def _local_failures(
@@ -63,6 +66,215 @@ def _local_failures(
     return pos, ok, hi - lo
 
 
+class ModularSuppression(TableMethod):
+    """Secondary suppression for large hierarchical tables by sub-table decomposition.
+
+    The table is split into its non-hierarchical sub-tables, processed top-down: each one is
+    audited by LP and every cell that fails gets the cheapest protection the attacker LP
+    allows; suppressions propagate to the sub-tables sharing the cell (HiTaS-like, M11.5).
+
+    Parameters
+    ----------
+    cost : {"value", "contributors", "unity"} or array
+        Cost of suppressing a cell.
+    max_passes : int, default 10
+        Passes over all sub-tables.
+    singletons : bool, default True
+        Add a third suppression where a one-contributor primary is protected by one other
+        primary only.
+    repair_limit : int, default 250000
+        Tables with at most this many cells get a full LP audit and repair afterwards.
+    marginal_penalty : float, default 10
+        Cost factor for suppressing a sub-table's marginal cells (keeps suppressions low in the
+        hierarchy).
+    propagate : bool, default False
+        A cell that moves by ``d`` to protect a primary in one sub-table must be able to move
+        by ``d`` in every other sub-table that holds it; off, the other sub-tables only keep it
+        from exact disclosure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, MarkedCells, ModularSuppression, apply_rules
+    >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> ModularSuppression().apply(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
+    3
+    """
+
+    name: ClassVar[str] = "modular suppression"
+    alias: ClassVar[str] = "modular"
+    kind: ClassVar[str] = "suppression"
+    description: ClassVar[str] = (
+        "Protects every primary cell by auditing and protecting the sub-tables of a "
+        "hierarchical table one at a time (modular method)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "cost": COST_PARAM,
+        "max_passes": Param(Integer(minimum=1), help="passes over all sub-tables"),
+        "singletons": Param(
+            Boolean(),
+            help="a relation with a one-contributor primary and one other primary needs a third",
+        ),
+        "repair_limit": Param(
+            Integer(minimum=0),
+            help="tables with at most this many cells are audited and repaired (0: never)",
+        ),
+        "marginal_penalty": Param(
+            Real(minimum=0), help="cost factor for suppressing a sub-table's marginal cells"
+        ),
+        "propagate": Param(
+            Boolean(), help="a cell's move in one sub-table must be possible in all others"
+        ),
+    }
+
+    def __init__(
+        self,
+        *,
+        cost: str | Any = "value",
+        max_passes: int = 10,
+        singletons: bool = True,
+        repair_limit: int = 250_000,
+        marginal_penalty: float = 10.0,
+        propagate: bool = False,
+    ) -> None:
+        self.cost = cost
+        self.max_passes = max_passes
+        self.singletons = singletons
+        self.repair_limit = repair_limit
+        self.marginal_penalty = marginal_penalty
+        self.propagate = propagate
+
+    def apply(self, table: Table) -> SuppressionResult:
+        """Protect the primaries of ``table`` sub-table by sub-table.
+
+        Returns
+        -------
+        SuppressionResult
+            ``details`` holds ``subtables``, ``subtable_audits`` (LP audits of sub-tables run)
+            and ``subtables_failing`` (sub-tables whose own LP audit fails for the final
+            pattern; 0 when every sub-table is protected).
+        """
+        self.validate_params()
+        start = time.perf_counter()
+        max_passes = self.max_passes
+        marginal_penalty = self.marginal_penalty
+        w = cell_costs(table, self.cost)
+        prim, up, low, sl = requirements(table)
+        need = np.zeros((3, table.n_cells))
+        need[0, prim], need[1, prim], need[2, prim] = up, low, sl
+        _, lbcap = capacities(table)
+        need[1] = np.minimum(need[1], lbcap)
+        tiny = 1e-3 * (1.0 + np.abs(table.values))
+        usable = candidates(table)
+        supp = table.suppressed.copy()
+        subs = subtables(table)
+        audits = 0
+        failing = 0
+        passes = 0
+        scratch_cost = w.copy()
+        is_secondary = np.zeros(table.n_cells, dtype=bool)
+        passed: dict[int, tuple[int, float]] = {}
+        for _ in range(max_passes):
+            passes += 1
+            changed = False
+            failing = 0
+            for s_id, cells in enumerate(subs):
+                flat = cells.ravel()
+                local_supp = supp[flat]
+                if not local_supp.any():
+                    continue
+                signature = (int(local_supp.sum()), float(need[:, flat].sum()))
+                if passed.get(s_id) == signature:
+                    continue  # unchanged since it last passed its audit
+                # cells suppressed elsewhere must at least not be disclosed exactly here
+                is_secondary[flat] = local_supp & ~table.primary[flat]
+                local_need = need[:, flat].copy()
+                local_need[2] = np.where(
+                    is_secondary[flat], np.maximum(local_need[2], tiny[flat]), local_need[2]
+                )
+                pos, ok, _ = _local_failures(table, cells, local_supp, local_need)
+                audits += 1
+                if ok.all():
+                    passed[s_id] = signature
+                    continue
+                failing += 1
+                marginal = np.zeros(cells.shape, dtype=bool)
+                for d in range(cells.ndim):
+                    index = [slice(None)] * cells.ndim
+                    index[d] = 0
+                    marginal[tuple(index)] = True
+                scratch_cost[flat] = w[flat] * np.where(marginal.ravel(), marginal_penalty, 1.0)
+                targets: list[tuple[int, float]] = []
+                for p in pos[~ok]:
+                    want_up = max(local_need[0, p], local_need[2, p] - local_need[1, p])
+                    if want_up > 0:
+                        targets.append((int(p), float(want_up)))
+                    if local_need[1, p] > 0:
+                        targets.append((int(p), -float(local_need[1, p])))
+                moves = np.zeros(len(flat))
+                new_local = protect_with_lp(
+                    table,
+                    local_relations(cells.shape),
+                    flat,
+                    local_supp,
+                    usable[flat],
+                    scratch_cost,
+                    targets,
+                    moves,
+                )
+                scratch_cost[flat] = w[flat]
+                if self.propagate:
+                    # the cells that move must be able to move as far in their other sub-tables
+                    grow = flat[moves > 0]
+                    size = moves[moves > 0]
+                    need[0, grow] = np.maximum(need[0, grow], size)
+                    need[1, grow] = np.minimum(np.maximum(need[1, grow], size), lbcap[grow])
+                fresh = flat[new_local & ~local_supp]
+                if len(fresh):
+                    supp[fresh] = True
+                    changed = True
+            if not changed:
+                break
+        # final check: every sub-table with suppressions passes its own audit as the pattern stands
+        failing = 0
+        for s_id, cells in enumerate(subs):
+            flat = cells.ravel()
+            local_supp = supp[flat]
+            if not local_supp.any():
+                continue
+            if passed.get(s_id) == (int(local_supp.sum()), float(need[:, flat].sum())):
+                continue
+            local_need = need[:, flat].copy()
+            sec = local_supp & ~table.primary[flat]
+            local_need[2] = np.where(sec, np.maximum(local_need[2], tiny[flat]), local_need[2])
+            _, ok, _ = _local_failures(table, cells, local_supp, local_need)
+            audits += 1
+            failing += int(not ok.all())
+        out = table.suppress(supp & ~table.suppressed)
+        if self.singletons:
+            out = fix_singletons(out, w)
+        out, repaired = repair_within_limit(out, table, w, self.repair_limit)
+        return make_result(
+            out,
+            table,
+            "modular",
+            w,
+            False,
+            time.perf_counter() - start,
+            passes=passes,
+            subtables=len(subs),
+            subtable_audits=audits,
+            subtables_failing=failing,
+            repaired=repaired,
+        )
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries."""
+        return cls(), contract_table()
+
+
 def suppress_modular(
     table: Table,
     *,
@@ -74,6 +286,8 @@ def suppress_modular(
     propagate: bool = False,
 ) -> SuppressionResult:
     """Secondary suppression for large hierarchical tables by sub-table decomposition.
+
+    The function form of :class:`ModularSuppression`.
 
     Parameters
     ----------
@@ -110,117 +324,14 @@ def suppress_modular(
     >>> from sdckit.tables import Table, MarkedCells, apply_rules, suppress_modular
     >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
     ...                      {"r": ["a", "b"], "c": ["x", "y"]})
-    >>> suppress_modular(apply_rules(t, MarkedCells([4], upper=1))).n_secondary
+    >>> suppress_modular(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
     3
     """
-    start = time.perf_counter()
-    max_passes = check_int(max_passes, "max_passes", minimum=1)
-    w = cell_costs(table, cost)
-    prim, up, low, sl = requirements(table)
-    need = np.zeros((3, table.n_cells))
-    need[0, prim], need[1, prim], need[2, prim] = up, low, sl
-    _, lbcap = capacities(table)
-    need[1] = np.minimum(need[1], lbcap)
-    tiny = 1e-3 * (1.0 + np.abs(table.values))
-    usable = candidates(table)
-    supp = table.suppressed.copy()
-    subs = subtables(table)
-    audits = 0
-    failing = 0
-    passes = 0
-    scratch_cost = w.copy()
-    is_secondary = np.zeros(table.n_cells, dtype=bool)
-    passed: dict[int, tuple[int, float]] = {}
-    for _ in range(max_passes):
-        passes += 1
-        changed = False
-        failing = 0
-        for s_id, cells in enumerate(subs):
-            flat = cells.ravel()
-            local_supp = supp[flat]
-            if not local_supp.any():
-                continue
-            signature = (int(local_supp.sum()), float(need[:, flat].sum()))
-            if passed.get(s_id) == signature:
-                continue  # unchanged since it last passed its audit
-            # cells suppressed elsewhere must at least not be disclosed exactly here
-            is_secondary[flat] = local_supp & ~table.primary[flat]
-            local_need = need[:, flat].copy()
-            local_need[2] = np.where(
-                is_secondary[flat], np.maximum(local_need[2], tiny[flat]), local_need[2]
-            )
-            pos, ok, _ = _local_failures(table, cells, local_supp, local_need)
-            audits += 1
-            if ok.all():
-                passed[s_id] = signature
-                continue
-            failing += 1
-            marginal = np.zeros(cells.shape, dtype=bool)
-            for d in range(cells.ndim):
-                index = [slice(None)] * cells.ndim
-                index[d] = 0
-                marginal[tuple(index)] = True
-            scratch_cost[flat] = w[flat] * np.where(marginal.ravel(), marginal_penalty, 1.0)
-            targets: list[tuple[int, float]] = []
-            for p in pos[~ok]:
-                want_up = max(local_need[0, p], local_need[2, p] - local_need[1, p])
-                if want_up > 0:
-                    targets.append((int(p), float(want_up)))
-                if local_need[1, p] > 0:
-                    targets.append((int(p), -float(local_need[1, p])))
-            moves = np.zeros(len(flat))
-            new_local = protect_with_lp(
-                table,
-                local_relations(cells.shape),
-                flat,
-                local_supp,
-                usable[flat],
-                scratch_cost,
-                targets,
-                moves,
-            )
-            scratch_cost[flat] = w[flat]
-            if propagate:
-                # the cells that move must be able to move as far in their other sub-tables
-                grow = flat[moves > 0]
-                size = moves[moves > 0]
-                need[0, grow] = np.maximum(need[0, grow], size)
-                need[1, grow] = np.minimum(np.maximum(need[1, grow], size), lbcap[grow])
-            fresh = flat[new_local & ~local_supp]
-            if len(fresh):
-                supp[fresh] = True
-                changed = True
-        if not changed:
-            break
-    # final check: every sub-table with suppressions passes its own audit as the pattern stands
-    failing = 0
-    for s_id, cells in enumerate(subs):
-        flat = cells.ravel()
-        local_supp = supp[flat]
-        if not local_supp.any():
-            continue
-        if passed.get(s_id) == (int(local_supp.sum()), float(need[:, flat].sum())):
-            continue
-        local_need = need[:, flat].copy()
-        sec = local_supp & ~table.primary[flat]
-        local_need[2] = np.where(sec, np.maximum(local_need[2], tiny[flat]), local_need[2])
-        _, ok, _ = _local_failures(table, cells, local_supp, local_need)
-        audits += 1
-        failing += int(not ok.all())
-    out = table.suppress(supp & ~table.suppressed)
-    if singletons:
-        out = fix_singletons(out, w)
-    out, repaired = repair_within_limit(out, table, w, repair_limit)
-    return make_result(
-        out,
-        table,
-        "modular",
-        w,
-        False,
-        time.perf_counter() - start,
-        passes=passes,
-        subtables=len(subs),
-        subtable_audits=audits,
-        subtables_failing=failing,
-        repaired=repaired,
-    )
+    return ModularSuppression(
+        cost=cost,
+        max_passes=max_passes,
+        singletons=singletons,
+        repair_limit=repair_limit,
+        marginal_penalty=marginal_penalty,
+        propagate=propagate,
+    ).apply(table)

@@ -10,27 +10,30 @@ master's solution is optimal for the full model.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import highspy
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from sdckit._validation import check_int
 from sdckit.errors import InfeasibleError
+from sdckit.protection import Boolean, Integer, Param, Real
 from sdckit.tables._lp import new_highs
+from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
+    COST_PARAM,
     SuppressionResult,
     candidates,
     capacities,
     cell_costs,
+    contract_table,
     make_result,
     requirements,
 )
 from sdckit.tables.table import Table
 
-__all__ = ["suppress_optimal"]
+__all__ = ["OptimalSuppression", "suppress_optimal"]
 
 _ST = highspy.HighsModelStatus
 
@@ -132,6 +135,179 @@ def _singleton_rows(table: Table, cand: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+class OptimalSuppression(TableMethod):
+    """Cheapest pattern of secondary suppressions protecting every primary (M11.3).
+
+    A mixed-integer model of the suppression pattern with attacker-LP (Benders) cuts; the
+    pattern is proven optimal for its cost when the loop ends with no violated cut.
+
+    Parameters
+    ----------
+    cost : {"value", "contributors", "unity"} or array
+        Cost of suppressing each cell.
+    singletons : bool, default True
+        In a relation holding a one-contributor primary and exactly one other primary, require
+        a third suppression (so that neither respondent can compute the other).
+    max_iterations : int, default 500
+        Limit on master/attacker rounds.
+    time_limit : float, optional
+        Seconds allowed for each master MILP; a master stopped by it gives its best pattern,
+        which still protects every primary once the loop ends, but is not proven optimal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, MarkedCells, OptimalSuppression, apply_rules
+    >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> method = OptimalSuppression(cost="unity")
+    >>> res = method.apply(apply_rules(t, MarkedCells(cells=[4], upper=1)))
+    >>> res.n_secondary, res.optimal
+    (3, True)
+    """
+
+    name: ClassVar[str] = "optimal suppression"
+    alias: ClassVar[str] = "optimal"
+    kind: ClassVar[str] = "suppression"
+    description: ClassVar[str] = (
+        "Finds the cheapest set of secondary suppressions that protects every primary cell, "
+        "with a mixed-integer model (optimal suppression)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "cost": COST_PARAM,
+        "singletons": Param(
+            Boolean(),
+            help="a relation with a one-contributor primary and one other primary needs a third",
+        ),
+        "max_iterations": Param(Integer(minimum=1), help="limit on master/attacker rounds"),
+        "time_limit": Param(
+            Real(minimum=0, min_open=True), None, help="seconds allowed for each master MILP"
+        ),
+    }
+
+    def __init__(
+        self,
+        *,
+        cost: str | Any = "value",
+        singletons: bool = True,
+        max_iterations: int = 500,
+        time_limit: float | None = None,
+    ) -> None:
+        self.cost = cost
+        self.singletons = singletons
+        self.max_iterations = max_iterations
+        self.time_limit = time_limit
+
+    def apply(self, table: Table) -> SuppressionResult:
+        """Protect the primaries of ``table`` with the cheapest pattern.
+
+        Returns
+        -------
+        SuppressionResult
+            ``optimal`` is True when the loop ended with no violated cut.
+
+        Raises
+        ------
+        InfeasibleError
+            No pattern can protect the primaries (levels larger than the table allows).
+        """
+        self.validate_params()
+        start = time.perf_counter()
+        max_iterations = self.max_iterations
+        time_limit = self.time_limit
+        w = cell_costs(table, self.cost)
+        prim, up, low, sl = requirements(table)
+        cand_mask = candidates(table)
+        cand = np.flatnonzero(cand_mask)
+        fixed = table.suppressed.copy()
+        ub_all, lb_all = capacities(table)
+        matrix = table.constraint_matrix.tocsr()
+        cuts = _Cuts(fixed, cand)
+        # initial cuts: each relation through a primary needs room in its other cells
+        mt = matrix.T.tocsr()
+        for k, p in enumerate(prim):
+            for r in mt.indices[mt.indptr[p] : mt.indptr[p + 1]]:
+                row = matrix.getrow(r).toarray().ravel()
+                for sign, level in ((1.0, up[k]), (-1.0, low[k])):
+                    if level <= 0:
+                        continue
+                    rr = -row * (sign / row[p])
+                    rr[p] += sign
+                    cuts.add(_cut(rr, ub_all, lb_all), float(level))
+        single_rows = _singleton_rows(table, cand_mask) if self.singletons else []
+        pos = np.full(table.n_cells, -1)
+        pos[cand] = np.arange(len(cand))
+        iterations = 0
+        optimal = False
+        master_proven = True
+        y = np.zeros(len(cand))
+        options: dict[str, Any] = {"mip_rel_gap": 0.0}
+        if time_limit is not None:
+            options["time_limit"] = float(time_limit)
+        while iterations < max_iterations:
+            iterations += 1
+            constraints = []
+            if cuts.rows:
+                constraints.append(
+                    LinearConstraint(np.vstack(cuts.rows), np.array(cuts.rhs), np.inf)
+                )
+            for cols in single_rows:
+                a = np.zeros(len(cand))
+                inside = pos[cols][pos[cols] >= 0]
+                a[inside] = 1.0
+                constraints.append(LinearConstraint(a, 1.0, np.inf))
+            if len(cand) == 0:
+                y = np.zeros(0)
+            else:
+                res = milp(
+                    w[cand],
+                    constraints=constraints,
+                    bounds=Bounds(0, 1),
+                    integrality=np.ones(len(cand)),
+                    options=options,
+                )
+                if res.x is None and res.status != 2:
+                    raise InfeasibleError(
+                        "The optimal method stopped at its time limit before finding any pattern; "
+                        "raise time_limit or use suppress_modular for large tables."
+                    )
+                if res.x is None:
+                    raise InfeasibleError(
+                        "No suppression pattern protects every primary: the protection levels are "
+                        "larger than the table allows. Lower the levels or the a priori bounds."
+                    )
+                y = np.round(res.x)
+                master_proven = master_proven and res.status == 0
+            supp = fixed.copy()
+            supp[cand[y > 0.5]] = True
+            violated = _attacker(table, matrix, supp, prim, up, low, sl)
+            added = sum(cuts.add(c, level) for c, level in violated)
+            if not violated:
+                optimal = master_proven  # False when a master stopped at its time limit
+                break
+            if not added:
+                raise InfeasibleError(
+                    "No suppression pattern protects every primary: some primary cannot reach its "
+                    "protection level even with every cell suppressed."
+                )
+        out = table.suppress(cand[y > 0.5])
+        return make_result(
+            out,
+            table,
+            "optimal",
+            w,
+            optimal,
+            time.perf_counter() - start,
+            iterations=iterations,
+            cuts=len(cuts.rows),
+        )
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries, unit costs."""
+        return cls(cost="unity"), contract_table()
+
+
 def suppress_optimal(
     table: Table,
     *,
@@ -141,6 +317,8 @@ def suppress_optimal(
     time_limit: float | None = None,
 ) -> SuppressionResult:
     """Cheapest pattern of secondary suppressions protecting every primary (M11.3).
+
+    The function form of :class:`OptimalSuppression`.
 
     Parameters
     ----------
@@ -173,93 +351,10 @@ def suppress_optimal(
     >>> from sdckit.tables import Table, MarkedCells, apply_rules, suppress_optimal
     >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
     ...                      {"r": ["a", "b"], "c": ["x", "y"]})
-    >>> res = suppress_optimal(apply_rules(t, MarkedCells([4], upper=1)), cost="unity")
+    >>> res = suppress_optimal(apply_rules(t, MarkedCells(cells=[4], upper=1)), cost="unity")
     >>> res.n_secondary, res.optimal
     (3, True)
     """
-    start = time.perf_counter()
-    max_iterations = check_int(max_iterations, "max_iterations", minimum=1)
-    w = cell_costs(table, cost)
-    prim, up, low, sl = requirements(table)
-    cand_mask = candidates(table)
-    cand = np.flatnonzero(cand_mask)
-    fixed = table.suppressed.copy()
-    ub_all, lb_all = capacities(table)
-    matrix = table.constraint_matrix.tocsr()
-    cuts = _Cuts(fixed, cand)
-    # initial cuts: each relation through a primary needs room in its other cells
-    mt = matrix.T.tocsr()
-    for k, p in enumerate(prim):
-        for r in mt.indices[mt.indptr[p] : mt.indptr[p + 1]]:
-            row = matrix.getrow(r).toarray().ravel()
-            for sign, level in ((1.0, up[k]), (-1.0, low[k])):
-                if level <= 0:
-                    continue
-                rr = -row * (sign / row[p])
-                rr[p] += sign
-                cuts.add(_cut(rr, ub_all, lb_all), float(level))
-    single_rows = _singleton_rows(table, cand_mask) if singletons else []
-    pos = np.full(table.n_cells, -1)
-    pos[cand] = np.arange(len(cand))
-    iterations = 0
-    optimal = False
-    master_proven = True
-    y = np.zeros(len(cand))
-    options: dict[str, Any] = {"mip_rel_gap": 0.0}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    while iterations < max_iterations:
-        iterations += 1
-        constraints = []
-        if cuts.rows:
-            constraints.append(LinearConstraint(np.vstack(cuts.rows), np.array(cuts.rhs), np.inf))
-        for cols in single_rows:
-            a = np.zeros(len(cand))
-            inside = pos[cols][pos[cols] >= 0]
-            a[inside] = 1.0
-            constraints.append(LinearConstraint(a, 1.0, np.inf))
-        if len(cand) == 0:
-            y = np.zeros(0)
-        else:
-            res = milp(
-                w[cand],
-                constraints=constraints,
-                bounds=Bounds(0, 1),
-                integrality=np.ones(len(cand)),
-                options=options,
-            )
-            if res.x is None and res.status != 2:
-                raise InfeasibleError(
-                    "The optimal method stopped at its time limit before finding any pattern; "
-                    "raise time_limit or use suppress_modular for large tables."
-                )
-            if res.x is None:
-                raise InfeasibleError(
-                    "No suppression pattern protects every primary: the protection levels are "
-                    "larger than the table allows. Lower the levels or the a priori bounds."
-                )
-            y = np.round(res.x)
-            master_proven = master_proven and res.status == 0
-        supp = fixed.copy()
-        supp[cand[y > 0.5]] = True
-        violated = _attacker(table, matrix, supp, prim, up, low, sl)
-        added = sum(cuts.add(c, level) for c, level in violated)
-        if not violated:
-            optimal = master_proven  # False when a master stopped at its time limit
-            break
-        if not added:
-            raise InfeasibleError(
-                "No suppression pattern protects every primary: some primary cannot reach its "
-                "protection level even with every cell suppressed."
-            )
-    out = table.suppress(cand[y > 0.5])
-    return make_result(
-        out,
-        table,
-        "optimal",
-        w,
-        optimal,
-        time.perf_counter() - start,
-        iterations=iterations,
-        cuts=len(cuts.rows),
-    )
+    return OptimalSuppression(
+        cost=cost, singletons=singletons, max_iterations=max_iterations, time_limit=time_limit
+    ).apply(table)

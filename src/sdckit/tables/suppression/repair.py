@@ -27,7 +27,7 @@ def repair_suppression(
     >>> from sdckit.tables import Table, MarkedCells, apply_rules, repair_suppression
     >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
     ...                      {"r": ["a", "b"], "c": ["x", "y"]})
-    >>> res = repair_suppression(apply_rules(t, MarkedCells([4], upper=1)), cost="unity")
+    >>> res = repair_suppression(apply_rules(t, MarkedCells(cells=[4], upper=1)), cost="unity")
     >>> res.n_secondary, res.details["repaired"]
     (3, 3)
     """

@@ -1,0 +1,334 @@
+"""Loading a protection job (``sdckit protect JOB.toml``): parse and validate before any work.
+
+The format is described in ``docs/job-files.md``.  :func:`load_job` reads a TOML job file and
+checks every section, column, method and parameter against the methods' declared constraints
+(:mod:`sdckit.protection`), and raises :class:`~sdckit.errors.SdcError` (a one-line message
+naming the problem) for anything wrong, so a bad job fails before the real work.  The input file
+is read and validated once; the steps then work on that validated file.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from sdckit._validation import check_int, check_real
+from sdckit.errors import ParameterError
+from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
+from sdckit.jobs.target import RiskTarget, parse_target
+from sdckit.microdata import Microdata
+from sdckit.protection import ProtectionMethod, snake_name
+
+__all__ = ["CandidateSpec", "Job", "RUMapSpec", "StepSpec", "load_job"]
+
+_SECTIONS = {"seed", "title", "input", "roles", "steps", "target", "output", "ru_map"}
+_ROLES = {"keys", "numeric", "weight", "strata", "household", "sensitive"}
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One protection step of a job."""
+
+    number: int
+    method: ProtectionMethod
+    params: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        """How messages name the step (``"step 3 (Pram)"``)."""
+        return f"step {self.number} ({type(self.method).__name__})"
+
+
+@dataclass(frozen=True)
+class CandidateSpec:
+    """One candidate release of the R-U map."""
+
+    label: str
+    method: ProtectionMethod
+
+
+@dataclass(frozen=True)
+class RUMapSpec:
+    """The R-U map of a job: candidates, measures, seeds and the tolerable risk."""
+
+    candidates: tuple[CandidateSpec, ...]
+    risk: str = "global_risk"
+    loss: str = "share_changed"
+    seeds: tuple[int, ...] = (0, 1, 2)
+    max_risk: float | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated job: the data with its roles, the steps, the target and the outputs."""
+
+    path: Path
+    title: str
+    microdata: Microdata
+    input_name: str
+    steps: tuple[StepSpec, ...]
+    target: RiskTarget | None
+    output_data: Path | None
+    report_internal: Path | None
+    report_external: Path | None
+    ru_map: RUMapSpec | None
+    seed: int | None = None
+    plots: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def data(self) -> pl.DataFrame:
+        """The input data (polars)."""
+        return self.microdata.frame
+
+    @property
+    def roles(self) -> dict[str, Any]:
+        """The column roles given in ``[roles]``."""
+        return {k: v for k, v in self.microdata.roles().items() if v}
+
+
+# ------------------------------------------------------------------------------- parsing
+def _read_input(base: Path, spec: dict[str, Any]) -> tuple[pl.DataFrame, str]:
+    from sdckit.io import read_data
+
+    unknown_keys(spec, {"file", "format", "dataset", "rows"}, "input")
+    if ("file" in spec) == ("dataset" in spec):
+        raise ParameterError("[input] of the job file needs either 'file' or 'dataset'.")
+    if "dataset" in spec:
+        if spec["dataset"] != "demo":
+            raise ParameterError("[input] 'dataset' can only be \"demo\" (the bundled demo data).")
+        from sdckit.datasets import load_demo
+
+        frame, name = load_demo(), "the sdckit demo data"
+    else:
+        path = path_of(base, spec["file"], "input file")
+        fmt = spec.get("format")
+        if fmt is not None and not isinstance(fmt, str):
+            raise ParameterError("[input] 'format' must be a string such as \"csv\".")
+        frame, name = read_data(path, format=fmt), path.name
+    if "rows" in spec:
+        rows = check_int(spec["rows"], "input.rows", minimum=2)
+        frame = frame.head(rows)
+    return frame, name
+
+
+def _roles(spec: dict[str, Any]) -> dict[str, Any]:
+    unknown_keys(spec, _ROLES, "roles")
+    roles: dict[str, Any] = {}
+    for role, value in spec.items():
+        many = role in ("keys", "numeric", "sensitive")
+        if many and isinstance(value, str):
+            value = [value]
+        ok = (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if many
+            else isinstance(value, str)
+        )
+        if not ok:
+            kind = "a list of column names" if many else "a column name"
+            raise ParameterError(f"[roles] {role!r} must be {kind}.")
+        roles[role] = value
+    if not roles.get("keys") and not roles.get("numeric"):
+        raise ParameterError("[roles] needs key variables ('keys') or numeric variables.")
+    return roles
+
+
+def _steps(
+    specs: Any, columns: Sequence[str], seed: int | None, override: bool
+) -> tuple[StepSpec, ...]:
+    if not isinstance(specs, list) or not specs:
+        raise ParameterError("The job file needs at least one [[steps]] table.")
+    steps = []
+    for number, spec in enumerate(specs, start=1):
+        where = f"step {number}"
+        if not isinstance(spec, dict) or "method" not in spec:
+            raise ParameterError(f"{where}: a [[steps]] table needs a 'method'.")
+        cls = method_class(spec["method"], where)
+        where = f"step {number} ({spec['method']})"
+        params = merge_params(spec, ("method",), where)
+        step_seed = None if seed is None else seed + number - 1
+        params = with_seed(cls, params, step_seed, override)
+        steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))
+    return tuple(steps)
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return "..."
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _ru_map(
+    spec: dict[str, Any], columns: Sequence[str], seed: int | None, override: bool
+) -> RUMapSpec:
+    from sdckit.utility.rumap import LOSS_MEASURES, RISK_MEASURES
+
+    unknown_keys(spec, {"risk", "loss", "seeds", "max_risk", "candidates"}, "ru_map")
+    risk = spec.get("risk", "global_risk")
+    loss = spec.get("loss", "share_changed")
+    if risk not in RISK_MEASURES:
+        raise ParameterError(
+            f"[ru_map] unknown risk measure {risk!r}; choose one of {', '.join(RISK_MEASURES)}."
+        )
+    if loss not in LOSS_MEASURES:
+        raise ParameterError(
+            f"[ru_map] unknown loss measure {loss!r}; choose one of {', '.join(LOSS_MEASURES)}."
+        )
+    seeds_value = spec.get("seeds", [0, 1, 2])
+    if not isinstance(seeds_value, list) or not seeds_value:
+        raise ParameterError("[ru_map] 'seeds' must be a non-empty list of integers.")
+    seeds = tuple(check_int(s, "ru_map.seeds", minimum=0) for s in seeds_value)
+    if seed is not None:
+        seeds = tuple(seed + i for i in range(len(seeds)))
+    max_risk = spec.get("max_risk")
+    if max_risk is not None:
+        max_risk = check_real(max_risk, "ru_map.max_risk", minimum=0.0)
+    items = spec.get("candidates")
+    if not isinstance(items, list) or not items:
+        raise ParameterError("[ru_map] needs at least one [[ru_map.candidates]] table.")
+    candidates: list[CandidateSpec] = []
+    for i, item in enumerate(items, start=1):
+        where = f"R-U map candidate {i}"
+        if not isinstance(item, dict) or "method" not in item:
+            raise ParameterError(f"{where}: a [[ru_map.candidates]] table needs a 'method'.")
+        cls = method_class(item["method"], where)
+        where = f"R-U map candidate {i} ({item['method']})"
+        label = item.get("label", snake_name(cls.__name__))
+        if not isinstance(label, str):
+            raise ParameterError(f"{where}: 'label' must be a string.")
+        grid = item.get("grid", {})
+        if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
+            raise ParameterError(
+                f"{where}: 'grid' must be a table of non-empty lists, e.g. grid = {{ k = [2, 3] }}."
+            )
+        fixed = merge_params(item, ("method", "label", "grid"), where)
+        for combo in itertools.product(*grid.values()):
+            params = dict(fixed, **dict(zip(grid, combo, strict=True)))
+            if "seed" in cls.parameters:
+                params.pop("seed", None)  # the map's seeds are used for random methods
+            name = " ".join(
+                [label, *(f"{k}={_label(v)}" for k, v in zip(grid, combo, strict=True))]
+            )
+            candidates.append(CandidateSpec(name, instantiate(cls, params, where, columns)))
+    labels = [c.label for c in candidates]
+    if len(set(labels)) != len(labels):
+        raise ParameterError("[ru_map] two candidates have the same label; give each a 'label'.")
+    return RUMapSpec(tuple(candidates), risk, loss, seeds, max_risk)
+
+
+def _outputs(
+    base: Path, spec: dict[str, Any], input_path: Path | None
+) -> tuple[Path | None, Path | None, Path | None, str | None]:
+    from sdckit.io import detect_format
+
+    unknown_keys(spec, {"data", "report_internal", "report_external", "title", "plots"}, "output")
+    data = path_of(base, spec["data"], "output data") if "data" in spec else None
+    internal = (
+        path_of(base, spec["report_internal"], "internal report")
+        if "report_internal" in spec
+        else None
+    )
+    external = (
+        path_of(base, spec["report_external"], "external report")
+        if "report_external" in spec
+        else None
+    )
+    if data is None and internal is None and external is None:
+        raise ParameterError("[output] needs 'data', 'report_internal' or 'report_external'.")
+    if data is not None:
+        if detect_format(data) == "sas":
+            raise ParameterError("[output] 'data' cannot be a .sas7bdat file (read only).")
+        if input_path is not None and data.resolve() == input_path.resolve():
+            raise ParameterError("[output] 'data' must differ from the input file.")
+    for p, name in ((internal, "report_internal"), (external, "report_external")):
+        if p is not None and p.suffix.lower() not in (".html", ".htm"):
+            raise ParameterError(f"[output] {name!r} must be an .html file.")
+    title = spec.get("title")
+    if title is not None and not isinstance(title, str):
+        raise ParameterError("[output] 'title' must be a string.")
+    if not isinstance(spec.get("plots", True), bool):
+        raise ParameterError("[output] 'plots' must be true or false.")
+    return data, internal, external, title
+
+
+def load_job(
+    path: str | Path, *, seed: int | None = None, output_dir: str | Path | None = None
+) -> Job:
+    """Read and validate a job file; raise an :class:`SdcError` for anything wrong.
+
+    Parameters
+    ----------
+    path : str or Path
+        The TOML job file.  Relative paths in it are relative to its directory.
+    seed : int, optional
+        Overrides the seeds of the job (``--seed``): step ``i`` gets ``seed + i - 1`` and the
+        R-U map uses ``seed, seed + 1, ...``.
+    output_dir : str or Path, optional
+        Write the outputs into this directory (keeping their file names) instead of where the
+        job file says (``--out-dir``).
+
+    Returns
+    -------
+    Job
+    """
+    job_path, spec = read_toml(path)
+    unknown_keys(spec, _SECTIONS, "top level")
+    override = seed is not None
+    if seed is not None:
+        seed = check_int(seed, "--seed", minimum=0)
+    elif "seed" in spec:
+        seed = check_int(spec["seed"], "seed", minimum=0)
+    base = job_path.parent
+    input_spec = table_of(spec.get("input"), "input")
+    output_spec = table_of(spec.get("output"), "output")
+    input_path = path_of(base, input_spec["file"], "input file") if "file" in input_spec else None
+    output_data, internal, external, out_title = _outputs(base, output_spec, input_path)
+    if output_dir is not None:
+        moved = Path(output_dir)
+        output_data, internal, external = (
+            None if p is None else moved / p.name for p in (output_data, internal, external)
+        )
+    if (
+        output_data is not None
+        and input_path is not None
+        and output_data.resolve() == input_path.resolve()
+    ):
+        raise ParameterError("The output data file must differ from the input file.")
+    for p in (output_data, internal, external):
+        if p is not None and p.exists() and p.is_dir():
+            raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
+    frame, input_name = _read_input(base, input_spec)
+    roles = _roles(table_of(spec.get("roles"), "roles"))
+    md = Microdata(frame, **roles)
+    steps = _steps(spec.get("steps"), frame.columns, seed, override)
+    target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
+    if target is not None and target.k is not None and not md.keys:
+        raise ParameterError("[target] 'k' needs key variables in [roles].")
+    ru = (
+        _ru_map(table_of(spec["ru_map"], "ru_map"), frame.columns, seed, override)
+        if "ru_map" in spec
+        else None
+    )
+    title = spec.get("title", out_title) or "Statistical disclosure control report"
+    if not isinstance(title, str):
+        raise ParameterError("The job file's 'title' must be a string.")
+    return Job(
+        path=job_path,
+        title=title,
+        microdata=md,
+        input_name=input_name,
+        steps=steps,
+        target=target,
+        output_data=output_data,
+        report_internal=internal,
+        report_external=external,
+        ru_map=ru,
+        seed=seed,
+        plots=output_spec.get("plots", True),
+    )

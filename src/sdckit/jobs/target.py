@@ -1,0 +1,105 @@
+"""The risk target of a job: the bounds the protected file must meet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sdckit._validation import check_int, check_real
+from sdckit.errors import ParameterError
+from sdckit.jobs._toml import unknown_keys
+from sdckit.microdata import Microdata
+from sdckit.risk.assessment import RiskAssessment, assess_risk
+
+__all__ = ["RiskTarget", "parse_target"]
+
+_BOUNDS = ("max_global_risk_pct", "max_expected_reidentifications", "max_individual_risk")
+
+
+@dataclass(frozen=True)
+class RiskTarget:
+    """The risk the protected file must meet (every given bound).
+
+    Attributes
+    ----------
+    k : int or None
+        Every record shares its key combination with at least ``k - 1`` others.
+    max_global_risk_pct : float or None
+        Largest global risk, in percent of the records.
+    max_expected_reidentifications : float or None
+        Largest expected number of re-identifications.
+    max_individual_risk : float or None
+        Largest individual risk of any record (a probability).
+    """
+
+    k: int | None = None
+    max_global_risk_pct: float | None = None
+    max_expected_reidentifications: float | None = None
+    max_individual_risk: float | None = None
+
+    def describe(self) -> str:
+        """The target in words."""
+        parts = []
+        if self.k is not None:
+            parts.append(f"{self.k}-anonymity")
+        if self.max_global_risk_pct is not None:
+            parts.append(f"global risk <= {self.max_global_risk_pct:g} %")
+        if self.max_expected_reidentifications is not None:
+            parts.append(f"expected re-identifications <= {self.max_expected_reidentifications:g}")
+        if self.max_individual_risk is not None:
+            parts.append(f"individual risk <= {self.max_individual_risk:g}")
+        return ", ".join(parts)
+
+    def check(self, risk: RiskAssessment | Microdata) -> tuple[bool, list[str]]:
+        """Whether the assessed file meets the target, and one line per bound.
+
+        Parameters
+        ----------
+        risk : RiskAssessment or Microdata
+            The assessment of the protected file (a Microdata is assessed first).
+        """
+        if isinstance(risk, Microdata):
+            risk = assess_risk(risk)
+        lines: list[str] = []
+        ok = True
+        if self.k is not None:
+            reached = risk.smallest_class
+            met = reached is not None and reached >= self.k
+            ok &= met
+            lines.append(f"k-anonymity: smallest class {reached} (target {self.k})")
+        checks: list[tuple[float | None, float | None, str]] = [
+            (self.max_global_risk_pct, risk.global_risk_pct, "global risk (%)"),
+            (
+                self.max_expected_reidentifications,
+                risk.expected_reidentifications,
+                "expected re-identifications",
+            ),
+            (self.max_individual_risk, risk.highest_risk, "highest individual risk"),
+        ]
+        for bound, value, label in checks:
+            if bound is None:
+                continue
+            if value is None:
+                ok = False
+                lines.append(f"{label}: not measured (no key variables) (target <= {bound:g})")
+                continue
+            ok &= bool(value <= bound)
+            lines.append(f"{label}: {value:.6g} (target <= {bound:g})")
+        return ok, lines
+
+
+def parse_target(spec: dict[str, Any]) -> RiskTarget:
+    """The ``[target]`` table of a job file."""
+    allowed = {"k", *_BOUNDS}
+    unknown_keys(spec, allowed, "target")
+    if not spec:
+        raise ParameterError("[target] is empty; give k or a maximum risk, or remove it.")
+    k = spec.get("k")
+    return RiskTarget(
+        k=None if k is None else check_int(k, "target.k", minimum=2),
+        **{
+            name: check_real(spec[name], f"target.{name}", minimum=0.0)
+            for name in _BOUNDS
+            if name in spec
+        },
+    )

@@ -1,0 +1,186 @@
+"""The shape of the package: layers, import direction, no import loops, public module paths.
+
+Layers, from the bottom: core (errors, microdata, protection, io, ...), measures (risk,
+utility), methods (masking, tables), workflow (session < plots < report < jobs) and faces
+(cli, demo).  Every import (at module level or inside a function) goes to the same layer or a
+lower one; masking and utility never import each other; nothing but the faces imports the
+command line; and the import graph of the modules has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import sdckit
+
+SRC = Path(sdckit.__file__).resolve().parent
+
+#: (pattern of module names, rank); the first match wins.  Equal ranks may import each other.
+LAYERS: list[tuple[str, int, str]] = [
+    (r"^sdckit\.(cli|demo|__main__|_console|ui)(\.|$)", 90, "faces"),
+    (r"^sdckit\.jobs(\.|$)", 70, "jobs"),
+    (r"^sdckit\.report(\.|$)", 65, "report"),
+    (r"^sdckit\.plots$", 62, "plots"),
+    (r"^sdckit\.session$", 60, "session"),
+    (r"^sdckit\.(masking|tables)(\.|$)", 40, "methods"),
+    (r"^sdckit\.utility(\.|$)", 25, "measures (utility)"),
+    (r"^sdckit\.risk(\.|$)", 20, "measures (risk)"),
+    (r"^sdckit(\.[a-z_]+)?$", 0, "core"),
+    (r"^sdckit\.datasets(\.|$)", 0, "core"),
+]
+
+
+def _layer(module: str) -> tuple[int, str]:
+    for pattern, rank, name in LAYERS:
+        if re.match(pattern, module):
+            return rank, name
+    raise AssertionError(f"no layer for {module}")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Every sdckit module ``path`` imports, at module level or inside functions."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            names = [target] + [f"{target}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "sdckit" or name.startswith("sdckit."):
+                found.add(name)
+    return found
+
+
+def _graph() -> nx.DiGraph:
+    modules = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(modules)
+    for module, path in modules.items():
+        for target in _imports(path, module):
+            # "from sdckit.x import y" names either the module sdckit.x.y or an attribute of x
+            while target not in modules and "." in target:
+                target = target.rpartition(".")[0]
+            if target in modules and target != module:
+                graph.add_edge(module, target)
+    return graph
+
+
+GRAPH = _graph()
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in GRAPH.nodes:
+        _layer(module)
+
+
+def test_imports_only_go_down() -> None:
+    bad = []
+    for src, dst in GRAPH.edges:
+        (rs, ls), (rd, ld) = _layer(src), _layer(dst)
+        if rd > rs:
+            bad.append(f"{src} ({ls}) imports {dst} ({ld})")
+    assert not bad, "\n".join(bad)
+
+
+def test_masking_and_utility_do_not_import_each_other() -> None:
+    bad = [
+        f"{s} -> {d}"
+        for s, d in GRAPH.edges
+        if (s.startswith("sdckit.masking") and d.startswith("sdckit.utility"))
+        or (s.startswith("sdckit.utility") and d.startswith("sdckit.masking"))
+    ]
+    assert not bad, bad
+
+
+def test_risk_does_not_import_utility_or_methods() -> None:
+    bad = [
+        f"{s} -> {d}"
+        for s, d in GRAPH.edges
+        if s.startswith("sdckit.risk")
+        and d.startswith(("sdckit.utility", "sdckit.masking", "sdckit.tables"))
+    ]
+    assert not bad, bad
+
+
+def test_the_library_does_not_import_the_command_line() -> None:
+    bad = [
+        f"{s} -> {d}"
+        for s, d in GRAPH.edges
+        if d.startswith("sdckit.cli") and not s.startswith(("sdckit.cli", "sdckit.__main__"))
+    ]
+    assert not bad, bad
+
+
+def test_no_import_cycles() -> None:
+    cycles = list(nx.simple_cycles(GRAPH))
+    # a package importing its own submodules (__init__ re-exports) is not a loop, but a
+    # submodule importing its package back while the package imports it is
+    assert not cycles, cycles[:5]
+
+
+def test_every_public_module_path_imports_as_a_module() -> None:
+    """No module is shadowed by a function of the same name (``sdckit.masking.pram``)."""
+    for info in pkgutil.walk_packages(sdckit.__path__, "sdckit."):
+        name = info.name
+        if any(part.startswith("_") for part in name.split(".")[1:]):
+            continue
+        module = importlib.import_module(name)
+        parent_name, _, attr = name.rpartition(".")
+        parent = importlib.import_module(parent_name)
+        assert getattr(parent, attr) is module, f"{name} is shadowed by {getattr(parent, attr)!r}"
+
+
+def test_no_bare_assert_in_the_package() -> None:
+    """Checks that must hold under ``python -O`` raise; they never ``assert``."""
+    found = []
+    for path in SRC.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{path.relative_to(SRC)}:{n.lineno}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Assert)]  # fmt: skip
+    assert not found, found
+
+
+def test_importing_the_package_is_light() -> None:
+    """``import sdckit`` and the command line do not pull in the heavy parts."""
+    code = (
+        "import sys, sdckit, sdckit.cli.app\n"
+        "heavy = [m for m in ('matplotlib', 'numba', 'sdckit.masking', 'sdckit.tables',"
+        " 'sdckit.report', 'sdckit.jobs') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "", out
+
+
+@pytest.mark.parametrize("module", ["sdckit.masking", "sdckit.tables", "sdckit.jobs"])
+def test_subpackages_import_alone(module: str) -> None:
+    subprocess.run([sys.executable, "-c", f"import {module}"], check=True)

@@ -1,0 +1,111 @@
+"""The jobs layer: the demo job validated once, one frequency table per state, progress."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from sdckit import Microdata
+from sdckit.jobs import JobResult, load_job, run_job
+from sdckit.jobs.reference import BEGIN, END, methods_markdown
+from sdckit.protection import ProtectionMethod
+from sdckit.risk._frequencies import FrequencyResult
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture(scope="module")
+def demo_job_path() -> Path:
+    with resources.as_file(resources.files("sdckit").joinpath("demo_job.toml")) as path:
+        yield path
+
+
+def test_demo_job_validates_once_and_counts_frequencies_once_per_state(
+    demo_job_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    validations = 0
+    tables = 0
+    inside_method = 0
+    original_validate = Microdata._validate
+    original_init = FrequencyResult.__init__
+    original_apply = ProtectionMethod.apply
+
+    def counting_validate(self: Microdata) -> None:
+        nonlocal validations
+        validations += 1
+        original_validate(self)
+
+    def counting_init(self: FrequencyResult, *args: object, **kwargs: object) -> None:
+        nonlocal tables
+        if not inside_method:  # a method's own algorithm may count as often as it needs
+            tables += 1
+        original_init(self, *args, **kwargs)
+
+    def tracking_apply(self: ProtectionMethod, data: object, **roles: object) -> object:
+        nonlocal inside_method
+        inside_method += 1
+        try:
+            return original_apply(self, data, **roles)
+        finally:
+            inside_method -= 1
+
+    monkeypatch.setattr(Microdata, "_validate", counting_validate)
+    monkeypatch.setattr(FrequencyResult, "__init__", counting_init)
+    monkeypatch.setattr(ProtectionMethod, "apply", tracking_apply)
+    stages: dict[str, tuple[int, int]] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        assert 0 <= done <= total or total == 0
+        stages[stage] = (done, total)
+
+    job = load_job(demo_job_path, output_dir=tmp_path)
+    assert validations == 1  # the input file, once
+    result = run_job(job, progress=progress)
+    assert isinstance(result, JobResult)
+    assert validations == 1  # no step validates the whole file again
+    assert job.ru_map is not None
+    ru = job.ru_map
+    ru_runs = sum(len(ru.seeds) if c.method.stochastic else 1 for c in ru.candidates)
+    # the original once, each of the 5 steps once, each R-U map run once; the target check, the
+    # reports and the R-U map's original point read the session's assessments
+    assert tables == 1 + len(job.steps) + ru_runs
+    assert stages["Protection steps"] == (5, 5)
+    assert stages["R-U map"] == (1 + ru_runs, 1 + ru_runs)
+    assert stages["Writing outputs"] == (3, 3)
+    assert result.target_met is True
+    assert result.risk.smallest_class == 3
+    assert {p.name for p in result.written} == {
+        "demo_protected.parquet", "demo_report_internal.html", "demo_report_external.html",
+    }  # fmt: skip
+    steps = result.session.history
+    assert [type(s.protection).__name__ for s in steps] == [
+        "GlobalRecoding", "GlobalRecoding", "Pram", "LocalSuppression", "Microaggregation",
+    ]  # fmt: skip
+    assert steps[-1].risk is result.risk
+    figures = {k: after for k, _, after in result.comparison()}
+    assert figures["sample_uniques"] == 0 and figures["k3_violations"] == 0
+
+
+def test_run_without_writing(demo_job_path: Path, tmp_path: Path) -> None:
+    text = demo_job_path.read_text(encoding="utf-8").replace(
+        'dataset = "demo"', 'dataset = "demo"\nrows = 2000'
+    )
+    text = text[: text.index("[ru_map]")]
+    path = tmp_path / "job.toml"
+    path.write_text(text, encoding="utf-8")
+    result = run_job(load_job(path, output_dir=tmp_path / "out"), write=False)
+    assert result.written == [] and not (tmp_path / "out").exists()
+    assert result.ru_map is None
+    assert len(result.session.history) == 5
+
+
+def test_the_method_reference_in_the_docs_is_generated_from_the_registry() -> None:
+    text = (DOCS / "job-files.md").read_text(encoding="utf-8")
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    assert text[start:end].strip() == methods_markdown().strip(), (
+        "docs/job-files.md is out of date: run python -m sdckit.jobs.reference docs/job-files.md"
+    )
+    for alias in ("local_suppression", "pram", "targeted_record_swapping", "min_frequency"):
+        assert f"**`{alias}`**" in text
