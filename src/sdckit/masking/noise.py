@@ -269,9 +269,7 @@ class AddNoise(ProtectionMethod):
     """
 
     name: ClassVar[str] = "additive noise"
-    description: ClassVar[str] = (
-        "Adds random noise to the numeric variables {variables} (additive noise)."
-    )
+    description: ClassVar[str] = "Adds random noise to {variables} (additive noise)."
     stochastic: ClassVar[bool] = True
     parameters: ClassVar[dict[str, Param]] = {
         "method": Param(
