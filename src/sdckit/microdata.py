@@ -2,14 +2,15 @@
 
 :class:`Microdata` is the object every risk measure and protection method takes.  It holds the
 data as a polars frame in the caller's row order, the column roles (categorical key variables,
-numeric variables, sampling weight, strata, household id, sensitive variables), and lazily the
+numeric variables, sampling weight, strata, household id, sensitive variables), the release roles
+(variables linked to a key, household-level variables, direct identifiers), and lazily the
 integer encoding of the key variables shared by all frequency-based measures.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -44,6 +45,17 @@ class Microdata:
         Household id of each record (no missing values).
     sensitive : str or list of str, optional
         Sensitive variables (used by l-diversity).
+    linked : dict of str to str, optional
+        Variables linked to a key variable (sdcMicro's "ghost variables"), ``{column: key}``:
+        the column is a function of the key or carries the same information (a region code and
+        its name, a district inside a region).  Wherever a method suppresses the key, the
+        linked column is suppressed too.
+    household_level : str or list of str, optional
+        Variables constant within a household (region of residence, household size, household
+        income); needs ``household``.  Every method treats them per household: a value
+        suppressed or changed in one member is suppressed or changed in all members alike.
+    identifiers : str or list of str, optional
+        Direct identifiers (names, person numbers): never released.
     max_levels : int, default 1000
         A key variable with more levels than this triggers a :class:`SdcWarning`.
 
@@ -74,6 +86,9 @@ class Microdata:
         strata: str | None = None,
         household: str | None = None,
         sensitive: str | Iterable[str] | None = None,
+        linked: Mapping[str, str] | None = None,
+        household_level: str | Iterable[str] | None = None,
+        identifiers: str | Iterable[str] | None = None,
         max_levels: int = 1000,
     ) -> None:
         frame, info = to_polars(data)
@@ -86,6 +101,9 @@ class Microdata:
             strata=strata,
             household=household,
             sensitive=column_list(sensitive, "sensitive"),
+            linked=_linked_map(linked),
+            household_level=column_list(household_level, "household_level"),
+            identifiers=column_list(identifiers, "identifiers"),
             max_levels=check_int(max_levels, "max_levels", minimum=2),
         )
 
@@ -100,6 +118,9 @@ class Microdata:
         strata: str | None,
         household: str | None,
         sensitive: tuple[str, ...],
+        linked: dict[str, str] | None = None,
+        household_level: tuple[str, ...] = (),
+        identifiers: tuple[str, ...] = (),
         max_levels: int,
         full: bool = True,
     ) -> None:
@@ -111,6 +132,9 @@ class Microdata:
         self._strata = strata
         self._household = household
         self._sensitive = sensitive
+        self._linked = dict(linked or {})
+        self._household_level = household_level
+        self._identifiers = identifiers
         self._max_levels = max_levels
         self._derived = False  # True for files made by a protection method (see with_frame)
         self._validate_roles()
@@ -145,6 +169,8 @@ class Microdata:
             ("weight", (self._weight,) if self._weight else ()),
             ("strata", (self._strata,) if self._strata else ()),
             ("household", (self._household,) if self._household else ()),
+            ("identifier", self._identifiers),
+            ("linked", tuple(self._linked)),
         ):
             check_columns_exist(cols, columns, role)
             for col in cols:
@@ -161,6 +187,32 @@ class Microdata:
                     f"The numeric variable {col!r} is not numeric (type {dtype}); convert it "
                     "to numbers or declare it a key variable."
                 )
+        for col in (*self._keys, *self._sensitive, *self._linked):
+            dtype = frame.schema[col]
+            if dtype.is_nested() or dtype == pl.Object:
+                raise ColumnError(
+                    f"The column {col!r} holds nested values (type {dtype.base_type()}); key, "
+                    "sensitive and linked variables need one category per record: flatten "
+                    "or convert the column first."
+                )
+        for col, key in self._linked.items():
+            if key not in self._keys:
+                raise ColumnError(
+                    f"The column {col!r} is linked to {key!r}, which is not a key variable; "
+                    "link it to one of the key variables."
+                )
+        if self._household_level:
+            if self._household is None:
+                raise ColumnError(
+                    "Household-level variables need the household id: pass household=..."
+                )
+            check_columns_exist(self._household_level, columns, "household-level")
+            for col in self._household_level:
+                if col in (self._household, *self._identifiers):
+                    raise ColumnError(
+                        f"The column {col!r} cannot be household-level: it is the household id "
+                        "or a direct identifier."
+                    )
 
     def _validate(self) -> None:
         """The checks of the values (weights, strata, households): once per input file.
@@ -182,6 +234,28 @@ class Microdata:
                     f"The {role} column {col!r} has missing values; every record needs a "
                     f"{role} value (fill them or drop those records)."
                 )
+        for col in self._household_level:
+            n_bad = self.inconsistent_households(col)
+            if n_bad:
+                raise DataError(
+                    f"The household-level variable {col!r} takes more than one value in "
+                    f"{n_bad} household(s); a household-level variable must be constant within "
+                    "each household (correct the data or do not declare it household-level)."
+                )
+
+    def inconsistent_households(self, column: str) -> int:
+        """Number of households in which ``column`` takes more than one value (missing counts)."""
+        if self._household is None:
+            return 0
+        values = self._frame.get_column(column)
+        if values.dtype.is_float():
+            values = values.fill_nan(None)
+        counts = (
+            pl.DataFrame({"h": self._frame.get_column(self._household), "v": values})
+            .group_by("h")
+            .agg(pl.col("v").n_unique())
+        )
+        return int((counts.get_column("v") > 1).sum())
 
     def _validate_weight(self) -> None:
         col = self._weight
@@ -258,6 +332,25 @@ class Microdata:
         return self._sensitive
 
     @property
+    def linked(self) -> dict[str, str]:
+        """Variables linked to a key, ``{column: key}``."""
+        return dict(self._linked)
+
+    def linked_to(self, key: str) -> tuple[str, ...]:
+        """The columns linked to ``key``."""
+        return tuple(col for col, k in self._linked.items() if k == key)
+
+    @property
+    def household_level(self) -> tuple[str, ...]:
+        """Household-level variables (constant within a household)."""
+        return self._household_level
+
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        """Direct identifiers (never released)."""
+        return self._identifiers
+
+    @property
     def max_levels(self) -> int:
         """Number of key levels above which a warning is given."""
         return self._max_levels
@@ -271,11 +364,14 @@ class Microdata:
             "strata": self._strata,
             "household": self._household,
             "sensitive": list(self._sensitive),
+            "linked": dict(self._linked),
+            "household_level": list(self._household_level),
+            "identifiers": list(self._identifiers),
         }
 
     def __repr__(self) -> str:
         parts = [f"n_records={self.n_records}", f"keys={list(self._keys)}"]
-        for name in ("numeric", "sensitive"):
+        for name in ("numeric", "sensitive", "household_level", "identifiers", "linked"):
             if getattr(self, name):
                 parts.append(f"{name}={list(getattr(self, name))}")
         for name in ("weight", "strata", "household"):
@@ -372,7 +468,8 @@ class Microdata:
         current = self.roles()
         # the values of a column whose role is new are checked (a new weight, strata, ...)
         changed_role = any(
-            merged[name] != current[name] for name in ("weight", "strata", "household")
+            merged[name] != current[name]
+            for name in ("weight", "strata", "household", "household_level")
         )
         new._init(
             frame,
@@ -383,6 +480,9 @@ class Microdata:
             strata=merged["strata"],
             household=merged["household"],
             sensitive=column_list(merged["sensitive"], "sensitive"),
+            linked=_linked_map(merged["linked"]),
+            household_level=column_list(merged["household_level"], "household_level"),
+            identifiers=column_list(merged["identifiers"], "identifiers"),
             max_levels=self._max_levels,
             full=changed_role,
         )
@@ -392,6 +492,20 @@ class Microdata:
     def to_native(self, frame: pl.DataFrame | None = None) -> Any:
         """``frame`` (default: this file's data) in the caller's form, with the caller's index."""
         return from_polars(self._frame if frame is None else frame, self._info)
+
+
+def _linked_map(value: object) -> dict[str, str]:
+    """Normalise the ``linked`` role: a table ``{column: key}``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(
+        isinstance(c, str) and isinstance(k, str) for c, k in value.items()
+    ):
+        raise ColumnError(
+            "The 'linked' role must be a table {column: key variable}, e.g. "
+            "{'district': 'region'}."
+        )
+    return dict(value)
 
 
 def as_microdata(data: Any, **roles: Any) -> Microdata:

@@ -99,6 +99,7 @@ __all__ = [
     "changed_cells",
     "clone",
     "get_method",
+    "harmonise",
     "registry",
     "require",
     "snake_name",
@@ -266,6 +267,65 @@ def changed_cells(before: pl.Series, after: pl.Series) -> np.ndarray:
     return (differs & ~both_null).to_numpy()
 
 
+def _null_mask(series: pl.Series) -> pl.Series:
+    return series.fill_nan(None).is_null() if series.dtype.is_float() else series.is_null()
+
+
+def harmonise(
+    original: Microdata, frame: pl.DataFrame, rows: np.ndarray | None = None
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Apply the release roles to a method's output: households, then linked variables.
+
+    * A household-level variable that a method left unequal within a household is made equal
+      again: when some member's value was suppressed, it is suppressed for every member;
+      otherwise every member takes the value of the household's first member.
+    * Wherever a key was suppressed, the variables linked to it are suppressed too.
+
+    Returns the frame and the number of values changed per column by these rules.
+    """
+    before = original.frame if rows is None else original.frame[np.asarray(rows)]
+    if before.height != frame.height:
+        return frame, {}
+    changed: dict[str, int] = {}
+    hh = original.household
+    if hh is not None and hh in frame.columns:
+        for col in original.household_level:
+            if col not in frame.columns:
+                continue
+            lost = (~_null_mask(before.get_column(col))) & _null_mask(frame.get_column(col))
+            work = pl.DataFrame(
+                {"h": frame.get_column(hh), "v": frame.get_column(col), "lost": lost}
+            )
+            spread = work.select(
+                (pl.col("v").n_unique().over("h") > 1).any()
+                | (pl.col("lost").any().over("h") & ~pl.col("lost")).any()
+            ).item()
+            if not spread:
+                continue
+            fixed = work.select(
+                pl.when(pl.col("lost").any().over("h"))
+                .then(None)
+                .otherwise(pl.col("v").first().over("h"))
+                .alias(col)
+            ).to_series()
+            count = int(changed_cells(frame.get_column(col), fixed).sum())
+            if count:
+                frame = frame.with_columns(fixed.cast(frame.schema[col]))
+                changed[col] = count
+    for col, key in original.linked.items():
+        if col not in frame.columns or key not in frame.columns:
+            continue
+        became = (~_null_mask(before.get_column(key))) & _null_mask(frame.get_column(key))
+        follow = became & ~_null_mask(frame.get_column(col))
+        count = int(follow.sum())
+        if count:
+            frame = frame.with_columns(
+                pl.when(follow).then(None).otherwise(frame.get_column(col)).alias(col)
+            )
+            changed[col] = changed.get(col, 0) + count
+    return frame, changed
+
+
 @dataclass(frozen=True, repr=False)
 class Protected:
     """The result of a protection method.
@@ -311,8 +371,15 @@ class Protected:
         """Build the result by comparing ``frame`` with ``original`` column by column.
 
         ``rows`` gives the original positions of the records of ``frame`` when a method keeps
-        a subset of the records (sub-sampling); their index labels are kept.
+        a subset of the records (sub-sampling); their index labels are kept.  The release
+        roles are applied first (:func:`harmonise`): household-level variables stay constant
+        within households and linked variables follow their key's suppression; what these
+        rules changed is listed in ``details["release_roles"]``.
         """
+        frame, by_roles = harmonise(original, frame, rows)
+        details = dict(details or {})
+        if by_roles:
+            details["release_roles"] = by_roles
         changed: dict[str, int] = {}
         records = np.zeros(frame.height, dtype=bool)
         if frame.height == original.n_records:
@@ -332,7 +399,7 @@ class Protected:
             params=method.get_params(),
             changed=changed,
             changed_records=records,
-            details=dict(details or {}),
+            details=details,
             protection=method,
         )
 
