@@ -30,6 +30,25 @@ def print_job_result(job: Job, result: JobResult, console: Console) -> None:
     console.print(table)
     for line in result.target_lines:
         console.print(f"  {line}")
+    if result.release is not None:
+        check = result.release.check
+        counts = check.counts()
+        console.print(
+            "Release check of the file as written: "
+            f"{counts['k_violations']} k-anonymity violations, "
+            f"{counts['determined_values']} protected values given back by other columns, "
+            f"{counts['household_values']} by the household, "
+            f"{counts['identifiers']} direct identifiers"
+            + ("" if check.ok else " (NOT releasable)"),
+            soft_wrap=True,
+        )
+        unmentioned = result.release.unmentioned
+        if unmentioned:
+            console.print(
+                "Columns the job does not mention (released as they are): "
+                + ", ".join(unmentioned),
+                soft_wrap=True,
+            )
     ru = result.ru_map
     if ru is not None:
         console.print(f"R-U map: {ru.points.height - 1} candidates; best: {ru.best}")

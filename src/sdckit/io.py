@@ -5,7 +5,7 @@ The format follows the file extension (or the ``format`` argument):
 ========== ======================== ==========================================
 format     extensions               through
 ========== ======================== ==========================================
-csv        ``.csv``                 polars (``NA`` and empty fields are missing)
+csv        ``.csv``                 polars (empty fields and ``NA`` are missing)
 parquet    ``.parquet``, ``.pq``    polars
 spss       ``.sav``, ``.zsav``      pyreadstat, value and column labels kept
 stata      ``.dta``                 pyreadstat, value and column labels kept
@@ -17,6 +17,14 @@ Every write goes to a temporary file in the target directory that replaces the t
 it is complete (``os.replace``), so a failed or interrupted write never leaves a half-written
 file, and an existing file is kept unchanged when writing fails.
 
+A CSV file is checked before it is read: the header must name distinct columns, every row must
+have as many fields as the header, quotes must be closed and the text must be UTF-8; otherwise a
+:class:`~sdckit.errors.DataError` names the line and the fix (never a value of the file).  One
+missing-value rule holds for every column: empty fields and the ``na_values`` (by default
+:data:`DEFAULT_NA_VALUES`, ``NA``) are missing, in numeric and text columns alike.  Codes keep
+every character: the ``text_columns`` (the key variables) are read as text exactly as written, and
+any column in which a number is written with a leading zero (``007``) is read as text too.
+
 In the statistical formats numbers are stored as doubles (Stata keeps 32-bit integers): numeric
 columns written with an integer display format whose values are whole numbers are read back as
 ``Int64``, and an empty string in a string column is read as missing.
@@ -26,10 +34,14 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import gzip
+import io
 import os
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+import zlib
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +53,7 @@ from sdckit._frames import to_polars
 from sdckit.errors import ColumnError, DataError, ParameterError, SdcError
 
 __all__ = [
+    "DEFAULT_NA_VALUES",
     "FORMATS",
     "FileMetadata",
     "atomic_path",
@@ -134,7 +147,45 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
 
 
 # ---------------------------------------------------------------------------------- reading
-def read_data(path: str | os.PathLike[str], *, format: str | None = None) -> pl.DataFrame:
+#: The values read as missing in every column of a CSV file, besides empty fields: ``NA``, as R
+#: writes missing values (``write.csv``) and reads them (``read.csv``'s ``na.strings``).
+DEFAULT_NA_VALUES: tuple[str, ...] = ("NA",)
+
+#: A number written with a leading zero ("007", "-01.5"), which number inference would lose.
+_LEADING_ZERO = r"^[-+]?0[0-9]"
+#: The first bytes of the compressed files polars decompresses by itself.
+_GZIP, _ZSTD = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
+_ZLIB = (b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda")
+#: How the files of each format begin: tells "not a file of that format" from "damaged".
+_SIGNATURES: dict[str, tuple[bytes, ...]] = {
+    "parquet": (b"PAR1",),
+    "spss": (b"$FL2", b"$FL3"),
+    "stata": (b"<stata_dta>",),
+    "sas": (
+        b"\x00" * 12
+        + b"\xc2\xea\x81\x60\xb3\x14\x11\xcf\xbd\x92\x08\x00\x09\xc7\x31\x8c\x18\x1f\x10\x11",
+    ),
+    "sas_xport": (b"HEADER RECORD*******LIB",),
+}
+_STATA_OLD = frozenset({105, 108, 110, 111, 113, 114, 115})  # releases 105-115, binary headers
+_KIND = {
+    "csv": "CSV",
+    "parquet": "Parquet",
+    "spss": "SPSS",
+    "stata": "Stata",
+    "sas": "SAS",
+    "sas_xport": "SAS transport",
+}
+_FIELD_LIMIT = 2**31 - 1  # the csv module's default limit (128 KiB a field) is too small
+
+
+def read_data(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    na_values: str | Sequence[str] | None = None,
+    text_columns: str | Sequence[str] | None = None,
+) -> pl.DataFrame:
     """Read a microdata file into a polars DataFrame (the format from the extension).
 
     Parameters
@@ -144,24 +195,47 @@ def read_data(path: str | os.PathLike[str], *, format: str | None = None) -> pl.
         ``.xpt`` file.
     format : str, optional
         Overrides the extension (see :func:`detect_format`).
+    na_values : str or list of str, optional
+        CSV only: the fields read as missing, in every column alike (numbers and text), in
+        addition to empty fields (``,,`` and ``""``), which are always missing.  The default is
+        :data:`DEFAULT_NA_VALUES`, ``["NA"]``: what R's ``write.csv`` writes for a missing value
+        and ``read.csv`` reads as one (polars alone reads only empty fields as missing; pandas'
+        longer list, with ``"N/A"``, ``"NULL"``, ``"nan"``..., is not used because such words
+        can be real categories, and a category read as missing matches every value and
+        understates the risk).  The fields must match exactly (case and spaces count).
+        ``na_values=[]``: only empty fields are missing, ``"NA"`` is then text (or a code such
+        as ``-9`` can be declared missing: ``na_values=["NA", "-9"]``).
+    text_columns : str or list of str, optional
+        CSV only: columns read as text exactly as written (codes such as ``007`` or ``1.0``
+        keep every character; no number inference, no trimming of spaces), typically the key
+        variables.  Names that are not in the file are ignored (the roles are checked where
+        the data are used).
 
     Returns
     -------
     polars.DataFrame
         Labelled values come back as their codes; use :func:`read_data_with_labels` to get
-        the labels too.  In a CSV file an empty field is missing, and ``NA`` (as R writes it)
-        is missing in a column that otherwise holds numbers; in a column of words ``NA`` is
-        kept as text, because it may be a real category (treating it as missing would make it
-        match any value and understate the risk).
+        the labels too.
+
+        In a CSV file the columns not in ``text_columns`` get polars' type inference over the
+        whole file (integers, floats, booleans, else text), with one exception: a column in
+        which a number is written with a leading zero (``007``, ``0012``, ``-01``) is read as
+        text, since that is how a code is written and reading it as a number would merge
+        ``01234`` with ``1234`` and write ``7`` for ``007``.  Blank lines are skipped (as R's
+        ``read.csv`` does).  Parquet, SPSS, Stata and SAS files keep the types the file
+        declares (``na_values`` and ``text_columns`` do not apply to them).
 
     Raises
     ------
     ParameterError
-        Unknown format.
+        Unknown format, or ``na_values``/``text_columns`` not strings.
     ColumnError
-        A CSV header repeats a column name.
+        The header repeats a column name.
     DataError
-        The file does not exist or cannot be read in that format.
+        The file does not exist, cannot be opened, is empty, is not UTF-8 text (CSV), has a
+        row with fewer or more fields than the header or a quote that is never closed (CSV,
+        naming the line), or is not a valid file of its format.  No message quotes a value of
+        the file.
 
     Examples
     --------
@@ -171,12 +245,22 @@ def read_data(path: str | os.PathLike[str], *, format: str | None = None) -> pl.
     >>> write_data(pl.DataFrame({"sex": [1, 2], "age": [30, None]}), path)
     >>> read_data(path).shape
     (2, 2)
+    >>> _ = path.write_text("region,sex,age\\n007,1,NA\\n7,2,41\\n")
+    >>> frame = read_data(path, text_columns=["sex"])
+    >>> frame["region"].to_list(), frame["sex"].to_list(), frame["age"].to_list()
+    (['007', '7'], ['1', '2'], [None, 41])
     """
-    return read_data_with_labels(path, format=format)[0]
+    return read_data_with_labels(
+        path, format=format, na_values=na_values, text_columns=text_columns
+    )[0]
 
 
 def read_data_with_labels(
-    path: str | os.PathLike[str], *, format: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    na_values: str | Sequence[str] | None = None,
+    text_columns: str | Sequence[str] | None = None,
 ) -> tuple[pl.DataFrame, FileMetadata]:
     """Read a microdata file and its column and value labels.
 
@@ -185,12 +269,19 @@ def read_data_with_labels(
     path : str or path-like
     format : str, optional
         Overrides the extension (see :func:`detect_format`).
+    na_values, text_columns : list of str, optional
+        How a CSV file is read, as in :func:`read_data`.
 
     Returns
     -------
     frame : polars.DataFrame
     metadata : FileMetadata
         Column labels and value labels (empty for CSV and Parquet).
+
+    Raises
+    ------
+    ParameterError, ColumnError, DataError
+        As :func:`read_data`.
 
     Examples
     --------
@@ -204,68 +295,311 @@ def read_data_with_labels(
     {'sex': {1: 'male', 2: 'female'}}
     """
     fmt = detect_format(path, format)
+    missing = _strings(DEFAULT_NA_VALUES if na_values is None else na_values, "na_values")
+    text = _strings(() if text_columns is None else text_columns, "text_columns")
     p = Path(path)
-    if not p.exists():
-        raise DataError(f"The file {str(p)!r} does not exist; check the path.")
-    if p.is_dir():
-        raise DataError(f"{str(p)!r} is a directory, not a data file.")
+    head = _first_bytes(p)
     try:
         if fmt == "csv":
-            _check_csv_header(p)
-            frame = pl.read_csv(p, infer_schema_length=None)
-            return _na_as_missing_in_numbers(frame), FileMetadata(fmt)
+            return _read_csv(p, head, missing, text), FileMetadata(fmt)
         if fmt == "parquet":
-            return pl.read_parquet(p), FileMetadata(fmt)
+            return _read_parquet(p), FileMetadata(fmt)
         return _read_statistical(p, fmt)
     except SdcError:
         raise
-    except Exception as exc:
+    except MemoryError:
         raise DataError(
-            f"Could not read {str(p)!r} as a {fmt} file ({type(exc).__name__}); check that "
-            "the file is complete and of that format, or pass format=..."
+            f"The file {p.name!r} is too large to read into memory; use a machine with more "
+            "memory or read a subset of its columns or rows."
         ) from None
+    except OSError as exc:
+        raise DataError(_os_message(p, exc)) from None
+    except Exception as exc:  # polars, pyarrow and pyreadstat errors may quote values
+        raise DataError(_unreadable_message(p, fmt, head, exc)) from None
 
 
-def _na_as_missing_in_numbers(frame: pl.DataFrame) -> pl.DataFrame:
-    """R writes missing values as ``NA``: a text column that holds only numbers and ``NA``
-    becomes a numeric column with missing values.  A real category ``"NA"`` in a column of
-    words (Namibia, not applicable) is kept as text.
-    """
-    fixed = []
-    for name, dtype in frame.schema.items():
-        if dtype != pl.String:
-            continue
-        s = frame.get_column(name)
-        if not bool((s == "NA").any()):
-            continue
-        rest = s.filter(s != "NA").drop_nulls().str.strip_chars()
-        parsed = rest.cast(pl.Float64, strict=False)
-        if len(rest) and parsed.null_count() == 0:
-            values = pl.when(s == "NA").then(None).otherwise(s).alias(name)
-            as_float = pl.select(values.str.strip_chars().cast(pl.Float64)).to_series()
-            whole = as_float.drop_nulls()
-            if (
-                len(whole)
-                and bool((whole == whole.round(0)).all())
-                and (not bool(rest.str.contains(r"[.eE]").any()))
-            ):
-                as_float = as_float.cast(pl.Int64)
-            fixed.append(as_float)
-        elif len(rest) == 0:
-            fixed.append(pl.Series(name, [None] * len(s), dtype=pl.String))
-    return frame.with_columns(fixed) if fixed else frame
+def _strings(value: Any, name: str) -> list[str]:
+    """``value`` as a list of strings (a single string is one entry)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple | set | frozenset) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ParameterError(
+        f"The {name!r} parameter must be a list of strings (for example ['NA']); got "
+        f"{type(value).__name__}."
+    )
 
 
-def _check_csv_header(path: Path) -> None:
-    """Raise ColumnError for repeated names in a CSV header (polars would rename them)."""
-    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-        header = next(csv.reader(handle), [])
-    repeated = sorted({name for name in header if header.count(name) > 1})
+def _first_bytes(path: Path) -> bytes:
+    """The first bytes of ``path``; a DataError if it is missing, unreadable or empty."""
+    if not path.exists():
+        raise DataError(f"The file {str(path)!r} does not exist; check the path.")
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a directory, not a data file.")
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError as exc:
+        raise DataError(_os_message(path, exc)) from None
+    if not head:
+        raise DataError(
+            f"The file {path.name!r} is empty (0 bytes); check that it was written or copied "
+            "completely."
+        )
+    return head
+
+
+def _os_message(path: Path, exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return (
+            f"Could not open {path.name!r}: permission denied; check the file's permissions "
+            "or read it as a user who may."
+        )
+    reason = exc.strerror or type(exc).__name__
+    return f"Could not read {path.name!r}: {reason}; check the file and the disk it is on."
+
+
+def _has_signature(fmt: str, head: bytes) -> bool:
+    if fmt == "stata" and len(head) > 1 and head[0] in _STATA_OLD and head[1] in (1, 2):
+        return True
+    return any(head.startswith(sig) for sig in _SIGNATURES.get(fmt, ()))
+
+
+def _unreadable_message(path: Path, fmt: str, head: bytes, exc: Exception) -> str:
+    """A DataError message for a file its reader refused, without the reader's message."""
+    kind = _KIND[fmt]
+    start = f"Could not read {path.name!r} as a {kind} file"
+    if fmt == "csv":
+        return (
+            f"{start} ({type(exc).__name__}); check that it is standard comma-separated text "
+            "(RFC 4180, UTF-8), in which a field holding a quote is quoted and the quote doubled "
+            '(""), or give its real format with format=...'
+        )
+    if not _has_signature(fmt, head):
+        return (
+            f"{start}: it does not begin like one (it may be another kind of file with the wrong "
+            "extension); check the file, or give its real format with format=..."
+        )
+    if fmt == "parquet" and not _ends_with(path, b"PAR1"):
+        return f"{start}: it is incomplete (the Parquet footer is missing); copy it again."
+    return (
+        f"{start} ({type(exc).__name__}): it is damaged, incomplete or uses a feature the "
+        "reader does not support; export or copy it again."
+    )
+
+
+def _ends_with(path: Path, tail: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(size - len(tail), 0))
+            return size >= 2 * len(tail) and handle.read() == tail
+    except OSError:
+        return False
+
+
+def _check_unique_names(path: Path, names: Sequence[str]) -> None:
+    """Raise ColumnError for repeated column names (polars would rename or refuse them)."""
+    counts = Counter(names)
+    repeated = sorted(name for name, n in counts.items() if n > 1)
     if repeated:
+        unnamed = " (columns without a name count as '')" if "" in repeated else ""
         raise ColumnError(
             f"The file {path.name!r} has duplicate column names: "
-            f"{', '.join(map(repr, repeated))}. Rename them so that every column is unique."
+            f"{', '.join(map(repr, repeated))}{unnamed}. Rename them so that every column is "
+            "unique."
         )
+
+
+def _read_parquet(path: Path) -> pl.DataFrame:
+    try:
+        return pl.read_parquet(path)
+    except pl.exceptions.DuplicateError:
+        import pyarrow.parquet as pq
+
+        _check_unique_names(path, pq.read_schema(path).names)
+        raise
+
+
+# ------------------------------------------------------------------------------------- CSV
+@dataclass(frozen=True)
+class _CsvLayout:
+    """What the structural check of a CSV file found: header width, records, blank lines."""
+
+    columns: int
+    records: int
+    blank: tuple[int, ...]  # the data records (0-based) that are blank lines
+
+
+def _read_csv(
+    path: Path, head: bytes, missing: Sequence[str], text_columns: Sequence[str]
+) -> pl.DataFrame:
+    layout = _check_csv(path, head)
+    nulls = list(dict.fromkeys([*missing, ""]))  # "" also makes a quoted empty field missing
+    raw = pl.read_csv(path, infer_schema=False, null_values=nulls, raise_if_empty=False)
+    _check_shape(path, raw, layout)
+    declared = set(text_columns)
+    text = {
+        name
+        for name in raw.columns
+        if name in declared or bool(raw.get_column(name).str.contains(_LEADING_ZERO).any())
+    }
+    inferred = [i for i, name in enumerate(raw.columns) if name not in text]
+    frame = raw
+    if inferred:
+        typed = pl.read_csv(
+            path,
+            columns=inferred,
+            infer_schema_length=None,
+            null_values=nulls,
+            raise_if_empty=False,
+        )
+        _check_shape(path, typed, layout, width=len(inferred))
+        frame = raw.with_columns(typed.get_columns())
+    if layout.blank:
+        keep = np.ones(frame.height, dtype=bool)
+        keep[list(layout.blank)] = False
+        frame = frame.filter(pl.Series(keep))
+    return frame
+
+
+def _check_shape(
+    path: Path, frame: pl.DataFrame, layout: _CsvLayout, width: int | None = None
+) -> None:
+    """polars must see the records and columns the csv module saw (a safety net)."""
+    if frame.height != layout.records or frame.width != (width or layout.columns):
+        raise DataError(
+            f"Could not read {path.name!r} as a CSV file: its rows cannot be told apart "
+            "reliably (unusual line endings or quoting); save it as standard CSV (RFC 4180) "
+            "with \\n or \\r\\n line endings."
+        )
+
+
+@contextlib.contextmanager
+def _open_csv(path: Path, head: bytes, *, text: bool = True) -> Iterator[Any]:
+    """The CSV file, decompressed as polars does; as text: UTF-8, a byte-order mark dropped."""
+    options: dict[str, Any] = {"encoding": "utf-8-sig", "newline": ""} if text else {}
+    mode = "rt" if text else "rb"
+    if head.startswith(_GZIP):
+        with gzip.open(path, mode, **options) as handle:
+            yield handle
+    elif head[:2] in _ZLIB:
+        data = io.BytesIO(zlib.decompress(path.read_bytes()))
+        with io.TextIOWrapper(data, **options) if text else data as handle:
+            yield handle
+    else:
+        with open(path, mode, **options) as handle:
+            yield handle
+
+
+def _check_csv(path: Path, head: bytes) -> _CsvLayout:
+    """Check the structure of a CSV file; raise an SdcError naming the line for a bad one.
+
+    The header must name distinct columns; every record must have as many fields as the header
+    (a truncated row would otherwise be read with missing values, which match every value);
+    quotes must be closed; the text must be UTF-8.  Blank lines are noted, to be skipped.
+    """
+    if head.startswith(_ZSTD):
+        raise DataError(
+            f"The file {path.name!r} is compressed with zstd; decompress it first (zstd -d) "
+            "and read the .csv file."
+        )
+    name = path.name
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, _FIELD_LIMIT))
+    records = 0
+    blank: list[int] = []
+    ragged = 0
+    first_bad: tuple[int, int] | None = None  # (record, number of fields)
+    try:
+        with _open_csv(path, head) as handle:
+            reader = csv.reader(handle, strict=True)
+            try:
+                header = next(reader, None)
+            except csv.Error:
+                raise DataError(_quote_message(name, 1)) from None
+            if not header:
+                raise DataError(
+                    f"The first line of {name!r} is empty; it must be the header with the "
+                    "column names (remove the empty lines above it)."
+                )
+            _check_unique_names(path, header)
+            width = len(header)
+            try:
+                for records, row in enumerate(reader, start=1):
+                    if len(row) != width:
+                        if not row:
+                            blank.append(records - 1)
+                            continue
+                        ragged += 1
+                        if first_bad is None:
+                            first_bad = (records - 1, len(row))
+            except csv.Error:
+                raise DataError(_quote_message(name, _record_line(path, head, records))) from None
+    except UnicodeDecodeError:
+        raise DataError(
+            f"Line {_bad_utf8_line(path, head)} of {name!r} is not UTF-8 text (the file may be "
+            "in Latin-1 or Windows-1252); save it as UTF-8 (for example as 'CSV UTF-8' in "
+            "Excel, or with iconv -f WINDOWS-1252 -t UTF-8) and read it again."
+        ) from None
+    finally:
+        csv.field_size_limit(limit)
+    if first_bad is not None:
+        record, fields = first_bad
+        more = (
+            f" (and {ragged - 1} more row{'s' if ragged > 2 else ''} that do not match it)"
+            if ragged > 1
+            else ""
+        )
+        fix = (
+            "complete the row or remove it"
+            if fields < width
+            else "remove the extra fields, or put fields that contain a comma in double quotes"
+        )
+        raise DataError(
+            f"Line {_record_line(path, head, record)} of {name!r} has {fields} field"
+            f"{'s' if fields != 1 else ''} but the header has {width} columns{more}; {fix}."
+        )
+    return _CsvLayout(width, records, tuple(blank))
+
+
+def _quote_message(name: str, line: int) -> str:
+    return (
+        f"Line {line} of {name!r} has a quoted field that is not closed, or text after a "
+        'closing quote; close the quote, or double the quotes inside a quoted field ("").'
+    )
+
+
+def _record_line(path: Path, head: bytes, record: int) -> int:
+    """The line (1-based) on which the data record ``record`` (0-based) begins."""
+    with _open_csv(path, head) as handle:
+        reader = csv.reader(handle, strict=True)
+        end = 0
+        try:
+            next(reader)
+            end = reader.line_num
+            for index, _ in enumerate(reader):
+                if index == record:
+                    break
+                end = reader.line_num
+        except csv.Error:
+            pass
+    return end + 1
+
+
+def _bad_utf8_line(path: Path, head: bytes) -> int:
+    """The first line (1-based) that is not UTF-8."""
+    with _open_csv(path, head, text=False) as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return 1  # pragma: no cover - only called after a decoding error
+
+
+# ------------------------------------------------------------------------- SPSS, Stata, SAS
 
 
 def _read_statistical(path: Path, fmt: str) -> tuple[pl.DataFrame, FileMetadata]:

@@ -228,3 +228,75 @@ def test_summary_without_out(shared_data: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "157" in result.output and "written" not in result.output
+
+
+def test_key_codes_are_read_as_written(tmp_path: Path) -> None:
+    source = tmp_path / "codes.csv"
+    # codes of a classification: 1.1 and 1.10 differ, and so do 01234, 1234 and 001234
+    source.write_text(
+        "activity,district,w\n1.1,01234,10\n1.10,1234,20\n1.2,001234,30\n1.20,007,40\n1.3,7,50\n"
+    )
+    out = tmp_path / "risk.csv"
+    code, stdout, stderr = run(
+        "risk", source, "--keys", "activity,district", "--weight", "w", "--out", out
+    )
+    assert code == 0, stderr
+    assert read_data(out)["fk"].to_list() == [1, 1, 1, 1, 1]
+    lines = {" ".join(line.strip("│┃ ").split()) for line in stdout.splitlines()}
+    assert "sample uniques (fk = 1) │ 5" in lines
+    code, _, stderr = run("risk", source, "--keys", "activity", "--weight", "w", "--out", out)
+    assert code == 0, stderr
+    assert read_data(out)["fk"].to_list() == [1, 1, 1, 1, 1]  # not 2, 2, 2, 2, 1
+
+
+def test_na_values_option(tmp_path: Path) -> None:
+    source = tmp_path / "small.csv"
+    source.write_text("a,b,w\n2,3,18\n3,3,45.5\n2,-9,39\n2,NA,51\n")
+    out = tmp_path / "risk.csv"
+    expected = {
+        None: [2, 1, 2, 3],  # NA is missing (matches any b), -9 a category
+        "NA,-9": [3, 1, 3, 3],  # both missing
+        "NA, -9": [3, 1, 3, 3],  # spaces around the entries do not count
+        "": [1, 1, 1, 1],  # only empty fields: NA and -9 are categories
+    }
+    for option, fk in expected.items():
+        extra = [] if option is None else ["--na-values", option]
+        code, _, stderr = run("risk", source, "--keys", "a,b", "-w", "w", "-o", out, *extra)
+        assert code == 0, stderr
+        assert read_data(out)["fk"].to_list() == fk, option
+
+
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        (b"a,b\n1,2\n3,4\n5,6\n7\n", ("Line 5 of 'bad.csv' has 1 field", "complete the row")),
+        (b"a,b\n1,2\n3,4,SECRET\n", ("Line 3", "3 fields", "remove the extra fields")),
+        (b"a,b\n1,2\n3,Z\xfcrich SECRET\n", ("Line 3", "not UTF-8", "save it as UTF-8")),
+        (b'a,b\n1,2\n3,"SECRET\n', ("Line 3", "quoted field that is not closed")),
+        (b"", ("'bad.csv' is empty",)),
+        (b"a,b,a\n1,2,3\n", ("duplicate column names: 'a'",)),
+    ],
+)
+def test_bad_csv_files_exit_2_in_one_line_without_values(
+    tmp_path: Path, content: bytes, needles: tuple[str, ...]
+) -> None:
+    source = tmp_path / "bad.csv"
+    source.write_bytes(content)
+    code, stdout, stderr = run("risk", source, "--keys", "a,b", "--out", tmp_path / "risk.csv")
+    assert_one_line_error(code, stdout, stderr, *needles)
+    assert "SECRET" not in stdout + stderr and "rich" not in stderr
+    assert not (tmp_path / "risk.csv").exists()
+
+
+@pytest.mark.parametrize("ext", [".parquet", ".sav", ".dta"])
+def test_damaged_typed_files_exit_2_in_one_line(tmp_path: Path, ext: str) -> None:
+    source = tmp_path / f"bad{ext}"
+    write_data(pl.DataFrame({"a": [1, 2], "b": ["SECRET", "x"]}), source)
+    source.write_bytes(source.read_bytes()[:40])
+    code, stdout, stderr = run("risk", source, "--keys", "a,b", "--out", tmp_path / "risk.csv")
+    assert_one_line_error(code, stdout, stderr, f"Could not read 'bad{ext}'")
+    assert "SECRET" not in stdout + stderr
+    source.write_bytes(b"SECRET " * 10)
+    code, stdout, stderr = run("risk", source, "--keys", "a,b", "--out", tmp_path / "risk.csv")
+    assert_one_line_error(code, stdout, stderr, "does not begin like one")
+    assert "SECRET" not in stdout + stderr

@@ -1,4 +1,11 @@
-"""SUDA2: reference agreement with sdcMicro, hand examples, brute-force properties."""
+"""SUDA2: reference agreement with sdcMicro, hand examples, brute-force properties.
+
+Missing values: sdcMicro's C++ (src/Suda2.h, ``Suda2()``) builds no item for a missing value and
+compares raw values (its R wrapper recodes NA to -999 first), so a record's missing variables are
+never part of its MSUs and a missing value matches no observed value; duplicates and the pairs of
+DIS-SUDA are found on the raw values (missing equals missing).  ``missing="sdcmicro"`` reproduces
+this, ``"category"`` makes missing an ordinary level, ``"wildcard"`` lets it match any value.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ from hypothesis import strategies as st
 
 from sdckit import Microdata
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.risk.suda import _candidate_counts, _Rows, suda2
+from sdckit.risk.suda import MISSING_MODES, _candidate_counts, _Rows, suda2
 
 TESTDATA_KEYS = ["urbrur", "roof", "walls", "water", "electcon", "relat", "sex"]
 FRANCDAT_KEYS = ["Key1", "Key2", "Key3", "Key4"]
@@ -28,19 +35,35 @@ def _read(shared_data: Path, name: str) -> pl.DataFrame:
 # ------------------------------------------------------------------ brute force
 
 
-def brute_force_msus(values: np.ndarray, max_size: int | None = None) -> list[set[frozenset]]:
-    """MSUs by definition: unique on A (missing compared as a value, never part of A) and not
-    unique on any proper subset of A (all of them checked)."""
+def brute_frequencies(values: np.ndarray, cols: tuple[int, ...], missing: str) -> np.ndarray:
+    """Each record's frequency on ``cols`` by pairwise comparison (missing = negative code):
+    missing equals only missing, or, with "wildcard", matches anything."""
+    n = values.shape[0]
+    match = np.ones((n, n), dtype=bool)
+    for c in cols:
+        col = values[:, c]
+        same = col[:, None] == col[None, :]
+        if missing == "wildcard":
+            same |= (col[:, None] < 0) | (col[None, :] < 0)
+        match &= same
+    return match.sum(axis=1)
+
+
+def brute_force_msus(
+    values: np.ndarray, max_size: int | None = None, missing: str = "sdcmicro"
+) -> list[set[frozenset]]:
+    """MSUs by definition: A is an MSU of record i if i's frequency on A is 1 and on every proper
+    subset of A more than 1 (all of them checked).  "sdcmicro": missing compared as a value, and
+    never part of A; "category": missing is a value like any other; "wildcard": missing matches
+    anything."""
     n, m = values.shape
     max_size = m if max_size is None else max_size
     unique: dict[tuple[int, ...], np.ndarray] = {}
     for s in range(1, max_size + 1):
         for cols in itertools.combinations(range(m), s):
-            _, inverse, counts = np.unique(
-                values[:, cols], axis=0, return_inverse=True, return_counts=True
-            )
-            usable = np.all(values[:, cols] >= 0, axis=1)
-            unique[cols] = (counts[inverse.ravel()] == 1) & usable
+            unique[cols] = brute_frequencies(values, cols, missing) == 1
+            if missing == "sdcmicro":
+                unique[cols] &= np.all(values[:, cols] >= 0, axis=1)
     out: list[set[frozenset]] = [set() for _ in range(n)]
     for cols, flag in unique.items():
         proper = [sub for r in range(1, len(cols)) for sub in itertools.combinations(cols, r)]
@@ -50,6 +73,39 @@ def brute_force_msus(values: np.ndarray, max_size: int | None = None) -> list[se
         for i in np.flatnonzero(minimal):
             out[i].add(frozenset(cols))
     return out
+
+
+def brute_force_scores(
+    values: np.ndarray, missing: str, original: bool = True, dis_fraction: float = 0.01
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """SUDA and DIS-SUDA scores, sample uniques U and pair records P from the brute-force MSUs.
+
+    Weights and DIS-SUDA as in methods.md M3.3; sdcMicro computes the DIS constants (Dis, the
+    odds U/Dis - U and Q) in single precision, so they are rounded to float32 step by step.
+    """
+    n, m = values.shape
+    if original:
+        weight = {s: float(math.factorial(m - s)) for s in range(1, m + 1)}
+    else:
+        weight = {
+            s: (2.0 ** (m - s) - 1) * math.factorial(s) * math.factorial(m - s) / math.factorial(m)
+            for s in range(1, m + 1)
+        }
+    msus = brute_force_msus(values, missing=missing)
+    score = np.array([sum(weight[len(a)] for a in sets) for sets in msus])
+    fk = brute_frequencies(values, tuple(range(m)), missing)
+    u, p = int(np.sum(fk == 1)), int(np.sum(fk == 2))
+    dis = np.zeros(n)
+    scored = score > 0
+    if scored.any():  # then u > 0: a record with an MSU is unique on all keys
+        f32 = np.float32
+        dis_const = f32(u) * f32(dis_fraction)
+        dis_const = dis_const / (dis_const + f32(p) * (f32(1) - f32(dis_fraction)))
+        odds = float(f32(u) / dis_const - f32(u))
+        q = float(f32(1) + (f32(8) - f32(m)) / f32(20))
+        adjust = np.sum(score[scored] ** -q)
+        dis[scored] = 1 / (1 + odds / (score[scored] ** q * adjust))
+    return score, dis, u, p
 
 
 def _result_msus(res, keys: list[str]) -> list[set[frozenset]]:
@@ -166,6 +222,146 @@ def test_missing_values_are_never_part_of_msus() -> None:
     assert res.msus(1) == [("a", "b")]
 
 
+# Nine records, four keys, missing values (None) in b and d.  Hand enumeration:
+#   value counts  a: 1 x5, 2 x4   b: 1 x3, 2 x4, NA x2   c: 1 x5, 2 x4   d: 1 x3, 2 x3, NA x3
+#   r0 = r1 and r5 = r6 (missing equals missing) are pairs; r2, r3, r4, r7, r8 are unique.
+# "sdcmicro" (missing never in an MSU, matches no observed value):
+#   r2 (1,NA,1,2): on its observed a, c, d r3 (1,2,1,2) agrees -> no MSU
+#   r3: {b,c} = (2,1) and {b,d} = (2,2) unique; all singles and {a,b},{a,c},{a,d},{c,d} shared
+#   r4 (2,NA,1,2): {a,c} = (2,1), {a,d} = (2,2) unique (r5, r6 have d missing)
+#   r7 (2,1,2,1): {a,b}, {a,d}, {b,c}, {c,d} unique; {a,c} (r5,r6,r7) and {b,d} (r0,r1,r7) not
+#   r8 (1,2,2,NA): {a,c} = (1,2) unique; {a,b} shared with r3, {b,c} with r5, r6
+# "category" adds the MSUs with a missing level: r2 {a,b} = (1,NA), r4 {a,b} = (2,NA),
+#   r8 {a,d} = (1,NA) (b = NA occurs twice, d = NA three times, so no 1-MSU)
+# "wildcard" (NA matches anything): b = 2 now matches r2, r4 and d = 1 or 2 matches r5, r6, r8:
+#   r2/r3 agree wherever both are observed (frequency 2), as do r0/r1 and r5/r6; r4 keeps
+#   {a,c} = (2,1); r8 keeps {a,c} = (1,2); r7 has {b,c} (b 1 or NA, c 2: r7 only) and
+#   {a,b,d} (a 2, b 1/NA, d 1/NA: r7 only; {a,b} also r4, {a,d} and {b,d} three records).
+MISSING_EXAMPLE = {
+    "a": [1, 1, 1, 1, 2, 2, 2, 2, 1],
+    "b": [1, 1, None, 2, None, 2, 2, 1, 2],
+    "c": [1, 1, 1, 1, 1, 2, 2, 2, 2],
+    "d": [1, 1, 2, 2, 2, None, None, 1, None],
+}
+MISSING_EXAMPLE_MSUS = {
+    "sdcmicro": {
+        3: [("b", "c"), ("b", "d")],
+        4: [("a", "c"), ("a", "d")],
+        7: [("a", "b"), ("b", "c"), ("a", "d"), ("c", "d")],
+        8: [("a", "c")],
+    },
+    "category": {
+        2: [("a", "b")],
+        3: [("b", "c"), ("b", "d")],
+        4: [("a", "b"), ("a", "c"), ("a", "d")],
+        7: [("a", "b"), ("b", "c"), ("a", "d"), ("c", "d")],
+        8: [("a", "c"), ("a", "d")],
+    },
+    "wildcard": {4: [("a", "c")], 7: [("b", "c"), ("a", "b", "d")], 8: [("a", "c")]},
+}
+
+
+@pytest.mark.parametrize(
+    ("missing", "scores", "uniques", "pairs"),
+    [
+        # M = 4: an MSU of size s weighs (4 - s)! = 6, 2, 1, 1
+        ("sdcmicro", [0, 0, 0, 4, 4, 0, 0, 8, 2], 5, 4),
+        ("category", [0, 0, 2, 4, 6, 0, 0, 8, 4], 5, 4),
+        ("wildcard", [0, 0, 0, 0, 2, 0, 0, 2 + 1, 2], 3, 6),
+    ],
+)
+def test_missing_values_by_hand(missing: str, scores: list, uniques: int, pairs: int) -> None:
+    df = pl.DataFrame(MISSING_EXAMPLE, schema=dict.fromkeys("abcd", pl.Int64))
+    res = suda2(df, keys=list("abcd"), missing=missing)
+    assert res.missing == missing
+    assert res.score.tolist() == scores
+    expected_msus = MISSING_EXAMPLE_MSUS[missing]
+    assert [res.msus(i) for i in range(9)] == [expected_msus.get(i, []) for i in range(9)]
+    assert (res.sample_uniques, res.pair_records) == (uniques, pairs)
+    # DIS-SUDA by the formula (methods.md M3.3): U cancels, the odds are P (1 - f) / f
+    score = np.array(scores, dtype=float)
+    scored = score > 0
+    q = 1 + (8 - 4) / 20
+    odds = pairs * 0.99 / 0.01
+    expected = np.zeros(9)
+    expected[scored] = 1 / (1 + odds / (score[scored] ** q * np.sum(score[scored] ** -q)))
+    np.testing.assert_allclose(res.dis_score, expected, rtol=1e-6, atol=0)
+    assert f"({missing!r})" in str(res.summary())
+
+
+def test_missing_values_sdcmicro_dis_by_hand() -> None:
+    # the "sdcmicro" DIS-SUDA scores of the example: P = 4, odds 396, Q = 1.2
+    df = pl.DataFrame(MISSING_EXAMPLE, schema=dict.fromkeys("abcd", pl.Int64))
+    res = suda2(df, keys=list("abcd"))
+    adjust = 2 * 4**-1.2 + 8**-1.2 + 2**-1.2
+    for i, s in [(3, 4), (4, 4), (7, 8), (8, 2)]:
+        assert res.dis_score[i] == pytest.approx(1 / (1 + 396 / (s**1.2 * adjust)), rel=1e-6)
+    # and, as printed by sdcMicro's C++ on the same data (NA coded -999)
+    np.testing.assert_allclose(
+        res.dis_score[[3, 4, 7, 8]], [0.01181005, 0.01181005, 0.02672291, 0.00517514], atol=5e-9
+    )
+
+
+def test_missing_category_level_contributions() -> None:
+    df = pl.DataFrame(MISSING_EXAMPLE, schema=dict.fromkeys("abcd", pl.Int64))
+    res = suda2(df, keys=list("abcd"), missing="category")
+    levels = res.level_contributions()
+    b = levels.filter(pl.col("variable") == "b")
+    # b is credited 2 (r2, NA) + 4 (r3, b = 2) + 2 (r4, NA) + 4 (r7, b = 1) = 12
+    assert b["level"].to_list() == ["1", "2", None]
+    np.testing.assert_allclose(b["contribution"].to_numpy(), [400 / 12, 400 / 12, 400 / 12])
+    assert levels.filter(pl.col("variable") == "a")["level"].to_list() == ["1", "2"]
+    # the other treatments never credit a missing value and list no row for it
+    for missing in ("sdcmicro", "wildcard"):
+        other = suda2(df, keys=list("abcd"), missing=missing).level_contributions()
+        assert other["level"].null_count() == 0
+
+
+def test_missing_values_in_testdata_match_sdcmicro_cpp(shared_data: Path) -> None:
+    """Two of six testdata keys with missing values (199 roof, 148 relat).
+
+    The expected figures come from sdcMicro 5.8.1's own SUDA2 code (src/Suda2.h, unmodified,
+    compiled outside R with a minimal stand-in for Rcpp, NA passed as -999 as the R wrapper
+    does; for "category" the missing values were passed as the ordinary code 0).  The scores
+    are integers (original weights), so the fingerprints are exact.
+    """
+    keys = ["urbrur", "roof", "walls", "water", "electcon", "relat"]
+    df = _read(shared_data, "testdata.csv").select(keys)
+    i = np.arange(df.height)
+    df = df.with_columns(
+        pl.when(pl.Series(i % 23 == 5)).then(None).otherwise(pl.col("roof")).alias("roof"),
+        pl.when(pl.Series(i * 37 % 31 == 2)).then(None).otherwise(pl.col("relat")).alias("relat"),
+    )
+    assert df.null_count().row(0) == (0, 199, 0, 0, 0, 148)
+    expected = {
+        # sum, records scored, sum of position * score, sum of squares, DIS sum, DIS max
+        "sdcmicro": (817, 92, 2263380, 24067, 2.035581061, 0.2843966111),
+        "category": (1098, 142, 2984354, 27600, 4.970748931, 0.4320741861),
+    }
+    for missing, (total, scored, position, squares, dis_sum, dis_max) in expected.items():
+        res = suda2(df, keys=keys, missing=missing)
+        s = res.score
+        assert (s.sum(), np.count_nonzero(s), (i * s).sum(), (s**2).sum()) == (
+            total,
+            scored,
+            position,
+            squares,
+        )
+        assert res.dis_score.sum() == pytest.approx(dis_sum, abs=1e-8)
+        assert res.dis_score.max() == pytest.approx(dis_max, abs=1e-9)
+        assert (res.sample_uniques, res.pair_records) == (142, 120)
+
+
+def test_missing_modes_agree_without_missing_values(shared_data: Path) -> None:
+    data = _read(shared_data, "testdata.csv")
+    ref = pl.read_csv(shared_data / "reference" / "testdata_suda2_sdcmicro.csv")
+    for missing in MISSING_MODES:
+        res = suda2(data, keys=TESTDATA_KEYS, missing=missing)
+        np.testing.assert_allclose(res.score, ref["score"].to_numpy(), rtol=0, atol=1e-8)
+        np.testing.assert_allclose(res.dis_score, ref["disScore"].to_numpy(), rtol=0, atol=1e-8)
+        assert res.n_msus == 235
+
+
 def test_duplicates_score_zero_and_pairs_counted() -> None:
     df = pl.DataFrame({"a": [1, 1, 1, 2, 2, 3], "b": [1, 1, 1, 1, 1, 2], "c": [0, 0, 0, 0, 0, 1]})
     res = suda2(df, keys=["a", "b", "c"])
@@ -181,23 +377,41 @@ def test_duplicates_score_zero_and_pairs_counted() -> None:
 # ------------------------------------------------------------------ properties
 
 
-@given(small_keys())
-def test_msus_equal_brute_force(values: np.ndarray) -> None:
+@pytest.mark.parametrize("missing", MISSING_MODES)
+@given(values=small_keys(), original=st.booleans())
+def test_msus_equal_brute_force(values: np.ndarray, original: bool, missing: str) -> None:
     frame, keys = _frame(values)
-    res = suda2(frame, keys=keys)
-    assert _result_msus(res, keys) == brute_force_msus(values)
-    m = len(keys)
-    expected = [sum(math.factorial(m - len(a)) for a in sets) for sets in brute_force_msus(values)]
-    np.testing.assert_allclose(res.score, expected)
+    res = suda2(frame, keys=keys, missing=missing, original_scores=original)
+    assert _result_msus(res, keys) == brute_force_msus(values, missing=missing)
+    score, dis, uniques, pairs = brute_force_scores(values, missing, original)
+    np.testing.assert_allclose(res.score, score, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(res.dis_score, dis, rtol=1e-12, atol=1e-12)
+    assert (res.sample_uniques, res.pair_records) == (uniques, pairs)
 
 
-@given(small_keys(), st.integers(1, 4))
-def test_max_size_truncates(values: np.ndarray, max_size: int) -> None:
+@pytest.mark.parametrize("missing", MISSING_MODES)
+@given(values=small_keys(), max_size=st.integers(1, 4))
+def test_max_size_truncates(values: np.ndarray, max_size: int, missing: str) -> None:
     frame, keys = _frame(values)
     max_size = min(max_size, len(keys))
-    res = suda2(frame, keys=keys, max_size=max_size)
-    assert _result_msus(res, keys) == brute_force_msus(values, max_size)
+    res = suda2(frame, keys=keys, max_size=max_size, missing=missing)
+    assert _result_msus(res, keys) == brute_force_msus(values, max_size, missing)
     assert len(res.msu_counts_by_size) == max_size
+
+
+@given(small_keys())
+def test_missing_modes_nest(values: np.ndarray) -> None:
+    # "category" only adds MSUs with a missing value to "sdcmicro"'s; without missing values
+    # the treatments agree
+    frame, keys = _frame(values)
+    plain = _result_msus(suda2(frame, keys=keys), keys)
+    category = _result_msus(suda2(frame, keys=keys, missing="category"), keys)
+    for i, (a, b) in enumerate(zip(plain, category, strict=True)):
+        missing_vars = {j for j in range(len(keys)) if values[i, j] < 0}
+        assert a == {s for s in b if not s & missing_vars}
+    if not (values < 0).any():
+        wildcard = _result_msus(suda2(frame, keys=keys, missing="wildcard"), keys)
+        assert plain == category == wildcard
 
 
 @given(small_keys(), st.randoms(use_true_random=False))
@@ -358,6 +572,8 @@ def test_bad_input() -> None:
         suda2(df, keys=["a", "b"], dis_fraction=1.5)
     with pytest.raises(ParameterError, match="original_scores"):
         suda2(df, keys=["a", "b"], original_scores="yes")  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match=r"'missing'.*'sdcmicro'"):
+        suda2(df, keys=["a", "b"], missing="ignore")  # type: ignore[arg-type]
     res = suda2(df, keys=["a", "b"])
     with pytest.raises(ParameterError, match="record"):
         res.msus(3)

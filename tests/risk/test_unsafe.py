@@ -139,6 +139,19 @@ def test_equals_brute_force_with_wildcards(values: np.ndarray, k: int) -> None:
     np.testing.assert_array_equal(res.risky_records, np.flatnonzero(res.below_k))
 
 
+@given(small_keys())
+def test_k2_equals_suda_msus_with_wildcards(values: np.ndarray) -> None:
+    # both treat a missing value as matching any value: k = 2 gives suda2's wildcard MSUs
+    frame, keys = _frame(values)
+    unsafe = minimal_unsafe_combinations(frame, keys=keys)
+    msus = suda2(frame, keys=keys, missing="wildcard")
+    np.testing.assert_array_equal(unsafe.record, msus.msu_records)
+    np.testing.assert_array_equal(unsafe.mask, msus.msu_masks)
+    fk = frequencies(frame, keys=keys).fk
+    assert msus.sample_uniques == int(np.sum(fk == 1)) == int(unsafe.below_k.sum())
+    assert msus.pair_records == int(np.sum(fk == 2))
+
+
 @given(small_keys(), st.integers(1, 4))
 def test_max_size_keeps_the_small_sets(values: np.ndarray, max_size: int) -> None:
     frame, keys = _frame(values)

@@ -4,8 +4,9 @@ The job file names the input file and its column roles, the protection steps wit
 parameters, a risk target, an optional R-U map of candidate methods, and the outputs (the
 protected file, the internal and the external HTML report).  The whole job is validated before
 any work (:func:`sdckit.jobs.load_job`); a bad job exits with status 2 and a one-line message.
-When the protected file misses the risk target, only the internal report is written and the
-status is 1.
+When the protected file misses the risk target, or the independent release check finds a
+protected value that the released columns give back (or a direct identifier), only the internal
+report is written and the status is 1.
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ def protect_command(
         with progress_bar(console) as progress:
             outcome = run_job(job, progress=progress)
     print_job_result(job, outcome, console)
-    if outcome.target_met is False:
-        description = job.target.describe() if job.target is not None else ""
-        typer.echo(
-            f"Error: the protected file misses the risk target ({description}); "
-            "only the internal report was written.",
-            err=True,
-        )
+    if outcome.refusal is not None:
+        if outcome.target_met is False:
+            description = job.target.describe() if job.target is not None else ""
+            message = (
+                f"the protected file misses the risk target ({description}); only the "
+                "internal report was written."
+            )
+        else:
+            message = f"the protected file was not written: {outcome.refusal}"
+        typer.echo(f"Error: {' '.join(message.split())}", err=True)
         raise typer.Exit(EXIT_TARGET_MISSED)

@@ -40,6 +40,7 @@ def assess_file(
     suda2: bool = False,
     missing: str = "wildcard",
     method: str = "approx",
+    na_values: list[str] | None = None,
 ) -> tuple[pl.DataFrame, list[tuple[str, Any]]]:
     """Risk measures of a file: the per-record frame and the summary rows.
 
@@ -53,6 +54,10 @@ def assess_file(
         Add SUDA and DIS-SUDA scores.
     missing : {"wildcard", "category"}
     method : {"approx", "exact"}
+    na_values : list of str, optional
+        The CSV fields read as missing besides empty fields (default ``["NA"]``, see
+        :func:`sdckit.io.read_data`).  The key variables are read as text exactly as written
+        (codes such as ``007`` keep their zeros).
 
     Returns
     -------
@@ -66,7 +71,7 @@ def assess_file(
 
     check_choice(missing, "--missing", ("wildcard", "category"))
     check_choice(method, "--method", ("approx", "exact"))
-    frame = read_data(path)
+    frame = read_data(path, na_values=na_values, text_columns=keys)
     md = Microdata(
         frame, keys=keys, weight=weight, household=household, sensitive=sensitive or None
     )
@@ -151,6 +156,14 @@ def risk_command(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (reserved for random methods).")
     ] = None,
+    na_values: Annotated[
+        str | None,
+        typer.Option(
+            "--na-values",
+            help="CSV fields read as missing besides empty fields, comma-separated (default NA; "
+            "'' for empty fields only).",
+        ),
+    ] = None,
 ) -> None:
     """Disclosure risk of every record: frequencies, k-anonymity, individual risk and more."""
     from sdckit.io import detect_format, write_data
@@ -175,6 +188,9 @@ def risk_command(
             suda2=suda2,
             missing=missing,
             method=method,
+            na_values=None
+            if na_values is None
+            else [v.strip() for v in na_values.split(",") if v.strip()],
         )
         if out is not None:
             write_data(records, out)

@@ -24,11 +24,33 @@ from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 from sdckit.jobs.target import RiskTarget, parse_target
 from sdckit.microdata import Microdata
 from sdckit.protection import ProtectionMethod, snake_name
+from sdckit.release import ReleasePlan
 
 __all__ = ["CandidateSpec", "Job", "RUMapSpec", "StepSpec", "load_job"]
 
 _SECTIONS = {"seed", "title", "input", "roles", "steps", "target", "output", "ru_map"}
-_ROLES = {"keys", "numeric", "weight", "strata", "household", "sensitive"}
+_ROLES = {
+    "keys",
+    "numeric",
+    "weight",
+    "strata",
+    "household",
+    "sensitive",
+    "linked",
+    "household_level",
+    "identifiers",
+}
+_OUTPUT_KEYS = {
+    "data",
+    "report_internal",
+    "report_external",
+    "title",
+    "plots",
+    "keep",
+    "drop",
+    "household_id",
+    "order",
+}
 
 
 @dataclass(frozen=True)
@@ -80,6 +102,7 @@ class Job:
     ru_map: RUMapSpec | None
     seed: int | None = None
     plots: bool = True
+    release_plan: ReleasePlan = field(default_factory=ReleasePlan)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -94,15 +117,23 @@ class Job:
 
 
 # ------------------------------------------------------------------------------- parsing
-def _read_input(base: Path, spec: dict[str, Any]) -> tuple[pl.DataFrame, str]:
+def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl.DataFrame, str]:
+    """The input data and its name.  ``roles`` is the job's ``[roles]`` table (not validated
+    yet): the key, linked, household-level and identifier columns of a CSV file are read as
+    text exactly as written (codes such as ``007``), except the columns with a numeric or
+    weight role and those listed in ``[input] numeric_keys``.
+    """
     from sdckit.io import read_data
 
-    unknown_keys(spec, {"file", "format", "dataset", "rows"}, "input")
+    unknown_keys(spec, {"file", "format", "dataset", "rows", "na_values", "numeric_keys"}, "input")
     if ("file" in spec) == ("dataset" in spec):
         raise ParameterError("[input] of the job file needs either 'file' or 'dataset'.")
     if "dataset" in spec:
         if spec["dataset"] != "demo":
             raise ParameterError("[input] 'dataset' can only be \"demo\" (the bundled demo data).")
+        for key in ("na_values", "numeric_keys"):
+            if key in spec:
+                raise ParameterError(f"[input] {key!r} applies to an input 'file', not a dataset.")
         from sdckit.datasets import load_demo
 
         frame, name = load_demo(), "the sdckit demo data"
@@ -111,7 +142,36 @@ def _read_input(base: Path, spec: dict[str, Any]) -> tuple[pl.DataFrame, str]:
         fmt = spec.get("format")
         if fmt is not None and not isinstance(fmt, str):
             raise ParameterError("[input] 'format' must be a string such as \"csv\".")
-        frame, name = read_data(path, format=fmt), path.name
+        na_values = spec.get("na_values")
+        numeric_keys = spec.get("numeric_keys", [])
+        for key, value in (("na_values", na_values), ("numeric_keys", numeric_keys)):
+            if value is not None and not (
+                isinstance(value, list) and all(isinstance(v, str) for v in value)
+            ):
+                example = '["NA", "-9"]' if key == "na_values" else '["age"]'
+                raise ParameterError(f"[input] {key!r} must be a list of strings, e.g. {example}.")
+        table = roles if isinstance(roles, dict) else {}
+        coded: list[str] = []  # the roles whose values are codes
+        numeric: set[str] = set(numeric_keys)
+        for role in ("keys", "linked", "household_level", "identifiers", "numeric", "weight"):
+            value = table.get(role)
+            names = [value] if isinstance(value, str) else value
+            found = (
+                [n for n in names if isinstance(n, str)] if isinstance(names, list | dict) else []
+            )
+            if role in ("numeric", "weight"):
+                numeric.update(found)
+            else:
+                coded.extend(found)
+        for col in numeric_keys:
+            if col not in coded:
+                raise ParameterError(
+                    f"[input] 'numeric_keys' names {col!r}, which is not a key (or linked, "
+                    "household-level) variable in [roles]."
+                )
+        text = [col for col in coded if col not in numeric]
+        frame = read_data(path, format=fmt, na_values=na_values, text_columns=text)
+        name = path.name
     if "rows" in spec:
         rows = check_int(spec["rows"], "input.rows", minimum=2)
         frame = frame.head(rows)
@@ -122,7 +182,17 @@ def _roles(spec: dict[str, Any]) -> dict[str, Any]:
     unknown_keys(spec, _ROLES, "roles")
     roles: dict[str, Any] = {}
     for role, value in spec.items():
-        many = role in ("keys", "numeric", "sensitive")
+        if role == "linked":
+            if not isinstance(value, dict) or not all(
+                isinstance(c, str) and isinstance(k, str) for c, k in value.items()
+            ):
+                raise ParameterError(
+                    "[roles] 'linked' must be a table { column = \"key variable\" }, e.g. "
+                    'linked = { district = "region" }.'
+                )
+            roles[role] = dict(value)
+            continue
+        many = role in ("keys", "numeric", "sensitive", "household_level", "identifiers")
         if many and isinstance(value, str):
             value = [value]
         ok = (
@@ -227,7 +297,7 @@ def _outputs(
 ) -> tuple[Path | None, Path | None, Path | None, str | None]:
     from sdckit.io import detect_format
 
-    unknown_keys(spec, {"data", "report_internal", "report_external", "title", "plots"}, "output")
+    unknown_keys(spec, _OUTPUT_KEYS, "output")
     data = path_of(base, spec["data"], "output data") if "data" in spec else None
     internal = (
         path_of(base, spec["report_internal"], "internal report")
@@ -255,6 +325,31 @@ def _outputs(
     if not isinstance(spec.get("plots", True), bool):
         raise ParameterError("[output] 'plots' must be true or false.")
     return data, internal, external, title
+
+
+def _release_plan(spec: dict[str, Any], md: Microdata) -> ReleasePlan:
+    for key in ("keep", "drop"):
+        value = spec.get(key)
+        if value is not None and (
+            not isinstance(value, list) or not all(isinstance(v, str) for v in value)
+        ):
+            raise ParameterError(f"[output] {key!r} must be a list of column names.")
+    household_id = spec.get("household_id", "new")
+    if household_id not in ("new", "drop"):
+        raise ParameterError(
+            '[output] \'household_id\' must be "new" (a new random id, the default) or "drop".'
+        )
+    order = spec.get("order", "shuffled")
+    if order not in ("shuffled", "original"):
+        raise ParameterError(
+            "[output] 'order' must be \"shuffled\" (records in a random order, the default) or "
+            '"original".'
+        )
+    plan = ReleasePlan(
+        keep=spec.get("keep"), drop=spec.get("drop", ()), household_id=household_id, order=order
+    )
+    plan.validate(md)
+    return plan
 
 
 def load_job(
@@ -303,13 +398,15 @@ def load_job(
     for p in (output_data, internal, external):
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
-    frame, input_name = _read_input(base, input_spec)
+    frame, input_name = _read_input(base, input_spec, spec.get("roles"))
     roles = _roles(table_of(spec.get("roles"), "roles"))
     md = Microdata(frame, **roles)
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
+    if target is not None and target.needs_household and md.household is None:
+        raise ParameterError("[target] a household bound needs 'household' in [roles].")
     ru = (
         _ru_map(table_of(spec["ru_map"], "ru_map"), frame.columns, seed, override)
         if "ru_map" in spec
@@ -318,6 +415,7 @@ def load_job(
     title = spec.get("title", out_title) or "Statistical disclosure control report"
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
+    plan = _release_plan(output_spec, md)
     return Job(
         path=job_path,
         title=title,
@@ -331,4 +429,5 @@ def load_job(
         ru_map=ru,
         seed=seed,
         plots=output_spec.get("plots", True),
+        release_plan=plan,
     )

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from sdckit.jobs.load import Job
 from sdckit.microdata import Microdata
+from sdckit.release import Release
 from sdckit.risk.assessment import RiskAssessment, assess_risk
 from sdckit.session import Session
 
@@ -27,6 +28,7 @@ SUMMARY_FIGURES = (
     "k3_violations",
     "expected_reidentifications",
     "global_risk_pct",
+    "household_expected_reidentifications",
     "share_keys_changed",
     "sse_sst_pct",
 )
@@ -57,6 +59,11 @@ class JobResult:
         One line per bound of the target, with the value reached.
     written : list of Path
         The files written, in order.
+    release : Release
+        The released file and its independent check.
+    refusal : str or None
+        Why the protected file was not written (target missed, or the release check found
+        something), in one line; None when it was released.
     """
 
     session: Session
@@ -64,6 +71,8 @@ class JobResult:
     target_met: bool | None
     target_lines: list[str]
     written: list[Path]
+    release: Release | None = None
+    refusal: str | None = None
 
     @property
     def risk(self) -> RiskAssessment:
@@ -133,8 +142,15 @@ def _run_ru_map(job: Job, session: Session, progress: Progress) -> Any:
     )
 
 
+def _release_seed(job: Job) -> Any:
+    """The seed of the new household ids: derived from the job's seed (fresh without one)."""
+    import numpy as np
+
+    return None if job.seed is None else np.random.default_rng((job.seed, 0x5DC))
+
+
 def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -> JobResult:
-    """Run a validated job: the steps, the target check, the R-U map and the outputs.
+    """Run a validated job: the steps, the target, the R-U map, the release check, the outputs.
 
     Parameters
     ----------
@@ -148,9 +164,12 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
     Returns
     -------
     JobResult
-        When the protected file misses the target, only the internal report is written.
+        The protected file and the external report are written only when the target is met
+        and the independent release check (:func:`sdckit.release.check_release`) finds nothing
+        an attacker could read back; otherwise only the internal report is written and
+        ``refusal`` says why.
     """
-    from sdckit.io import write_data
+    from sdckit.release import ReleaseTarget, release
     from sdckit.report import write_report
 
     report = progress or _no_progress
@@ -168,9 +187,22 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
     lines: list[str] = []
     if job.target is not None:
         met, lines = job.target.check(session.risk)
-    target = (job.target.describe(), bool(met)) if job.target is not None else None
+    report("Release check", 0, 1)
+    released = release(
+        session.original,
+        session.current,
+        job.release_plan,
+        target=job.target.for_release() if job.target is not None else ReleaseTarget(),
+        seed=_release_seed(job),
+    )
+    report("Release check", 1, 1)
+    refusal = released.refusal()
+    if met is False and refusal is None:
+        refusal = f"the protected file misses the risk target ({job.target.describe()})."  # type: ignore[union-attr]
+    result = JobResult(session, ru, met, lines, written, released, refusal)
     if not write:
-        return JobResult(session, ru, met, lines, written)
+        return result
+    target = (job.target.describe(), bool(met)) if job.target is not None else None
     outputs = [p for p in (job.output_data, job.report_internal, job.report_external) if p]
     total, done = len(outputs), 0
     report("Writing outputs", 0, total)
@@ -178,22 +210,25 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
         job.report_internal.parent.mkdir(parents=True, exist_ok=True)
         write_report(
             session, job.report_internal, kind="internal", ru_map=ru, title=job.title,
-            target=target, plots=job.plots,
+            target=target, plots=job.plots, release=released,
         )  # fmt: skip
         written.append(job.report_internal)
         done += 1
         report("Writing outputs", done, total)
-    if met is not False:
+    if refusal is None:
         if job.output_data is not None:
             job.output_data.parent.mkdir(parents=True, exist_ok=True)
-            write_data(session.current.frame, job.output_data)
+            released.write(job.output_data)
             written.append(job.output_data)
             done += 1
             report("Writing outputs", done, total)
         if job.report_external is not None:
             job.report_external.parent.mkdir(parents=True, exist_ok=True)
-            write_report(session, job.report_external, kind="external", title=job.title)
+            write_report(
+                session, job.report_external, kind="external", title=job.title,
+                release=released,
+            )  # fmt: skip
             written.append(job.report_external)
             done += 1
             report("Writing outputs", done, total)
-    return JobResult(session, ru, met, lines, written)
+    return result

@@ -9,11 +9,18 @@ from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.jobs._toml import unknown_keys
 from sdckit.microdata import Microdata
+from sdckit.release import ReleaseTarget
 from sdckit.risk.assessment import RiskAssessment, assess_risk
 
 __all__ = ["RiskTarget", "parse_target"]
 
-_BOUNDS = ("max_global_risk_pct", "max_expected_reidentifications", "max_individual_risk")
+_BOUNDS = (
+    "max_global_risk_pct",
+    "max_expected_reidentifications",
+    "max_individual_risk",
+    "max_household_risk_pct",
+    "max_household_expected_reidentifications",
+)
 
 
 @dataclass(frozen=True)
@@ -30,12 +37,37 @@ class RiskTarget:
         Largest expected number of re-identifications.
     max_individual_risk : float or None
         Largest individual risk of any record (a probability).
+    max_household_risk_pct : float or None
+        Largest household-level global risk, in percent of the records.
+    max_household_expected_reidentifications : float or None
+        Largest expected number of persons re-identified through their households.
     """
 
     k: int | None = None
     max_global_risk_pct: float | None = None
     max_expected_reidentifications: float | None = None
     max_individual_risk: float | None = None
+    max_household_risk_pct: float | None = None
+    max_household_expected_reidentifications: float | None = None
+
+    @property
+    def needs_household(self) -> bool:
+        """Whether a household bound is given (the file then needs a household id)."""
+        return (
+            self.max_household_risk_pct is not None
+            or self.max_household_expected_reidentifications is not None
+        )
+
+    def for_release(self) -> ReleaseTarget:
+        """The same bounds for the independent release check."""
+        return ReleaseTarget(
+            k=self.k,
+            max_global_risk_pct=self.max_global_risk_pct,
+            max_expected_reidentifications=self.max_expected_reidentifications,
+            max_individual_risk=self.max_individual_risk,
+            max_household_risk_pct=self.max_household_risk_pct,
+            max_household_expected_reidentifications=self.max_household_expected_reidentifications,
+        )
 
     def describe(self) -> str:
         """The target in words."""
@@ -48,6 +80,13 @@ class RiskTarget:
             parts.append(f"expected re-identifications <= {self.max_expected_reidentifications:g}")
         if self.max_individual_risk is not None:
             parts.append(f"individual risk <= {self.max_individual_risk:g}")
+        if self.max_household_risk_pct is not None:
+            parts.append(f"household risk <= {self.max_household_risk_pct:g} %")
+        if self.max_household_expected_reidentifications is not None:
+            parts.append(
+                "expected re-identifications through households <= "
+                f"{self.max_household_expected_reidentifications:g}"
+            )
         return ", ".join(parts)
 
     def check(self, risk: RiskAssessment | Microdata) -> tuple[bool, list[str]]:
@@ -75,13 +114,19 @@ class RiskTarget:
                 "expected re-identifications",
             ),
             (self.max_individual_risk, risk.highest_risk, "highest individual risk"),
+            (self.max_household_risk_pct, risk.household_risk_pct, "household risk (%)"),
+            (
+                self.max_household_expected_reidentifications,
+                risk.household_expected_reidentifications,
+                "expected re-identifications through households",
+            ),
         ]
         for bound, value, label in checks:
             if bound is None:
                 continue
             if value is None:
                 ok = False
-                lines.append(f"{label}: not measured (no key variables) (target <= {bound:g})")
+                lines.append(f"{label}: not measured (target <= {bound:g})")
                 continue
             ok &= bool(value <= bound)
             lines.append(f"{label}: {value:.6g} (target <= {bound:g})")

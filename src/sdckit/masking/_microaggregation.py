@@ -38,6 +38,19 @@ group has fewer than ``k`` observed values of a variable, that mean would descri
 ``details["suppressed"]``.  A record with every aggregated variable missing is a
 :class:`~sdckit.errors.DataError`.  For ``"univariate"`` only the observed values are grouped.
 Constant variables are left out of the distance.  Aggregated columns are returned as Float64.
+
+Household-level variables (``Microdata.household_level``, with a household id): a group of
+``k`` records could be ``k`` members of one household, which protects nothing, and the members
+of a household could receive different values.  Such variables are therefore aggregated per
+household: one row per household (its value), groups of at least ``k`` households formed by the
+requested method (within strata: a household's stratum is its first member's), and each
+household's value replaced by the mean (median) of its group's household values and given to
+every member.  Person-level variables of the same call are aggregated over records, separately.
+``details["household_groups"]`` holds the group of each household (households numbered in the
+sorted order of their ids) and ``details["household_group_sizes"]`` the number of households
+per group; ``details["groups"]`` gives every record the group of its household for these
+variables.  ``information_loss`` is then the SSE of the released group means over records
+(``household_information_loss``: over households, one row each).
 """
 
 from __future__ import annotations
@@ -48,7 +61,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import polars as pl
 
-from sdckit._codes import encode_column
+from sdckit._codes import encode_column, first_index
 from sdckit._validation import (
     check_choice,
     check_columns_exist,
@@ -138,6 +151,69 @@ def _aggregate(x: np.ndarray, groups: np.ndarray, how: str) -> tuple[np.ndarray,
         hi = np.minimum(hi, len(x) - 1)
         stat = np.where(c > 0, (xs[lo] + xs[hi]) / 2.0, np.nan)
     return np.where(obs, stat[groups], np.nan), counts
+
+
+def _release(x: np.ndarray, groups: np.ndarray, how: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Released values of one variable and the values suppressed for it.
+
+    Each value becomes its group's statistic; missing values stay missing, and the values of a
+    group with fewer than ``k`` observed values are suppressed (the mask returned).
+    """
+    out = np.full(len(x), np.nan)
+    dropped = np.zeros(len(x), dtype=bool)
+    has_group = groups >= 0
+    if has_group.any():
+        vals, counts = _aggregate(x[has_group], groups[has_group], how)
+        few = counts[groups[has_group]] < k
+        dropped[has_group] = few & ~np.isnan(vals)
+        out[has_group] = np.where(few, np.nan, vals)
+    return out, dropped
+
+
+def _unit_centres(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Mean of the observed values of each unit's group (NaN for a missing value)."""
+    out = np.full(len(x), np.nan)
+    obs = ~np.isnan(x) & (groups >= 0)
+    if obs.any():
+        n_groups = int(groups.max()) + 1
+        counts = np.bincount(groups[obs], minlength=n_groups)
+        sums = np.bincount(groups[obs], weights=x[obs], minlength=n_groups)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts
+        out[obs] = means[groups[obs]]
+    return out
+
+
+def _centre_loss(x: np.ndarray, centres: dict[int, np.ndarray]) -> float:
+    """``100 * SSE / SST`` on the records' z-scores, SSE around the given group means."""
+    z = _zscores(x)
+    sst = float(np.nansum(z**2))
+    if sst == 0.0:
+        return 0.0
+    sse = 0.0
+    for j, c in centres.items():
+        xj = x[:, j]
+        obs = ~np.isnan(xj)
+        mean = xj[obs].mean() if obs.any() else 0.0
+        sd = float(np.sqrt(np.mean((xj[obs] - mean) ** 2))) if obs.any() else 0.0
+        if sd > 0:
+            ok = obs & ~np.isnan(c)
+            sse += float(np.sum(((xj[ok] - c[ok]) / sd) ** 2))
+    return 100.0 * sse / sst
+
+
+def _households(md: Microdata) -> tuple[np.ndarray, np.ndarray]:
+    """Household number of every record (ids in sorted order) and each household's first member."""
+    column = md.household
+    if column is None:  # (only called for files with household-level variables)
+        raise ColumnError("Household-level variables need the household id: pass household=...")
+    codes, levels = encode_column(md.frame.get_column(column))
+    if (codes < 0).any():
+        raise DataError(
+            f"The household column {column!r} has missing values; every record needs a "
+            "household id."
+        )
+    return codes.astype(np.int64), first_index(codes, len(levels))
 
 
 class Microaggregation(ProtectionMethod):
@@ -274,40 +350,64 @@ class Microaggregation(ProtectionMethod):
                 f"The variable {bad[0]!r} has infinite values; microaggregation needs finite "
                 "numbers (recode or drop them)."
             )
-        if self.method != "univariate":
-            all_missing = int(np.count_nonzero(np.isnan(arr).all(axis=1)))
-            if all_missing:
-                raise DataError(
-                    f"{all_missing} record(s) have every aggregated variable missing; they "
-                    "cannot be placed in a group (drop them or impute a value)."
-                )
         return arr
 
-    # ------------------------------------------------------------------ apply
-    def _apply(self, md: Microdata) -> Protected:
-        k, variables, strata = self._resolve(md)
-        iterations = check_int(self.iterations, "iterations", minimum=0)
-        rng = check_seed(0 if self.seed is None else self.seed)
-        x = self._values(md, variables)
-        n, p = x.shape
+    def _check_placeable(self, x: np.ndarray, unit: str, what: str) -> None:
+        """A record (household) with every aggregated variable missing cannot join a group."""
+        if self.method == "univariate" or x.shape[1] == 0:
+            return
+        all_missing = int(np.count_nonzero(np.isnan(x).all(axis=1)))
+        if all_missing:
+            raise DataError(
+                f"{all_missing} {unit}(s) have every {what}aggregated variable missing; they "
+                "cannot be placed in a group (drop them or impute a value)."
+            )
+
+    @staticmethod
+    def _household_variables(md: Microdata, variables: tuple[str, ...]) -> list[int]:
+        """Positions in ``variables`` of the household-level variables."""
+        if md.household is None:
+            return []
+        level = set(md.household_level)
+        return [j for j, v in enumerate(variables) if v in level]
+
+    def _strata_ids(self, md: Microdata, strata: str | None) -> np.ndarray:
         if strata is None:
-            strata_ids = np.zeros(n, dtype=np.int64)
-        else:
-            codes, _ = encode_column(md.frame.get_column(strata))
-            if (codes < 0).any():
-                raise DataError(f"The strata column {strata!r} has missing values.")
-            strata_ids = codes.astype(np.int64)
+            return np.zeros(md.n_records, dtype=np.int64)
+        codes, _ = encode_column(md.frame.get_column(strata))
+        if (codes < 0).any():
+            raise DataError(f"The strata column {strata!r} has missing values.")
+        return codes.astype(np.int64)
+
+    def _partition(
+        self,
+        x: np.ndarray,
+        strata_ids: np.ndarray,
+        k: int,
+        iterations: int,
+        rng: np.random.Generator,
+        variables: Sequence[str],
+        strata: str | None,
+        unit: str = "records",
+    ) -> np.ndarray:
+        """Group labels of the rows of ``x`` (records or households), within strata.
+
+        1-D for the multivariate methods, ``(rows, variables)`` for ``"univariate"`` (-1 where
+        a value is missing).
+        """
+        n, p = x.shape
         sizes = np.bincount(strata_ids)
         if (sizes < k).any():
             raise InfeasibleError(
                 f"{int(np.count_nonzero(sizes < k))} stratum/strata of {strata!r} have fewer "
-                f"than k={k} records; merge small strata or lower k."
+                f"than k={k} {unit}; merge small strata or lower k."
             )
         univariate = self.method == "univariate"
         groups = np.full((n, p) if univariate else n, -1, dtype=np.int64)
         offset = np.zeros(p if univariate else 1, dtype=np.int64)
         order = np.argsort(strata_ids, kind="stable")
         bounds = np.concatenate(([0], np.cumsum(sizes)))
+        observed = "observed values" if unit == "records" else "households with a value"
         for s in range(len(sizes)):
             rows = order[bounds[s] : bounds[s + 1]]
             xs = x[rows]
@@ -323,12 +423,54 @@ class Microaggregation(ProtectionMethod):
                     continue
                 if n_obs < k:
                     raise InfeasibleError(
-                        f"The variable {variables[j]!r} has fewer than k={k} observed values "
+                        f"The variable {variables[j]!r} has fewer than k={k} {observed} "
                         "in a stratum; lower k or merge strata."
                     )
                 labels, _ = optimal_univariate_labels(xs[obs, j], k)
                 groups[rows[obs], j] = labels + offset[j]
                 offset[j] += labels.max() + 1
+        return groups
+
+    def _partition_present(
+        self,
+        x: np.ndarray,
+        strata_ids: np.ndarray,
+        k: int,
+        iterations: int,
+        rng: np.random.Generator,
+        variables: Sequence[str],
+        strata: str | None,
+        unit: str = "records",
+    ) -> np.ndarray:
+        """:meth:`_partition` of the rows with a value (rows with none get the group -1).
+
+        Used when person-level and household-level variables are aggregated separately: a row
+        with every variable of its kind missing has nothing to release.
+        """
+        if self.method == "univariate":
+            return self._partition(x, strata_ids, k, iterations, rng, variables, strata, unit)
+        present = ~np.isnan(x).all(axis=1)
+        groups = np.full(len(x), -1, dtype=np.int64)
+        if present.any():
+            groups[present] = self._partition(
+                x[present], strata_ids[present], k, iterations, rng, variables, strata, unit
+            )
+        return groups
+
+    # ------------------------------------------------------------------ apply
+    def _apply(self, md: Microdata) -> Protected:
+        k, variables, strata = self._resolve(md)
+        iterations = check_int(self.iterations, "iterations", minimum=0)
+        rng = check_seed(0 if self.seed is None else self.seed)
+        x = self._values(md, variables)
+        house = self._household_variables(md, variables)
+        if house:
+            return self._apply_households(md, x, k, variables, strata, iterations, rng, house)
+        self._check_placeable(x, "record", "")
+        p = x.shape[1]
+        strata_ids = self._strata_ids(md, strata)
+        groups = self._partition(x, strata_ids, k, iterations, rng, variables, strata)
+        univariate = self.method == "univariate"
         frame, suppressed = self._released(md, x, groups, variables, k)
         details: dict[str, Any] = {
             "groups": groups,
@@ -338,6 +480,92 @@ class Microaggregation(ProtectionMethod):
                 else np.bincount(groups)
             ),
             "information_loss": information_loss_sse(x, groups),
+            "suppressed": suppressed,
+            "variables": variables,
+            "strata": strata,
+        }
+        return Protected.from_frames(md, frame, self, details=details)
+
+    def _apply_households(
+        self,
+        md: Microdata,
+        x: np.ndarray,
+        k: int,
+        variables: tuple[str, ...],
+        strata: str | None,
+        iterations: int,
+        rng: np.random.Generator,
+        house: list[int],
+    ) -> Protected:
+        """Household-level variables per household, person-level ones per record."""
+        n, p = x.shape
+        person = [j for j in range(p) if j not in house]
+        member, first = _households(md)
+        n_households = len(first)
+        if k > n_households:
+            raise ParameterError(
+                f"The 'k' parameter must be <= the number of households ({n_households}) when "
+                f"household-level variables are aggregated; got {k}."
+            )
+        strata_ids = self._strata_ids(md, strata)
+        groups = np.full((n, p), -1, dtype=np.int64)
+        offset = 0
+        if person:
+            gp = self._partition_present(
+                x[:, person], strata_ids, k, iterations, rng, [variables[j] for j in person], strata
+            )
+            groups[:, person] = gp if gp.ndim == 2 else gp[:, None]
+            offset = int(gp.max()) + 1
+        xh = x[first][:, house]
+        gh = self._partition_present(
+            xh,
+            strata_ids[first],
+            k,
+            iterations,
+            rng,
+            [variables[j] for j in house],
+            strata,
+            unit="households",
+        )
+        gh = np.where(gh >= 0, gh + offset, -1)
+        gh2 = gh if gh.ndim == 2 else np.repeat(gh[:, None], len(house), axis=1)
+        groups[:, house] = gh2[member]
+        columns: list[pl.Series] = []
+        suppressed = 0
+        centres: dict[int, np.ndarray] = {}
+        for j, name in enumerate(variables):
+            if j in house:
+                gu = gh2[:, house.index(j)]
+                values, dropped = _release(x[first, j], gu, self.aggregate, k)
+                out = values[member]
+                suppressed += int(np.count_nonzero(np.isin(member, np.flatnonzero(dropped))))
+                centres[j] = _unit_centres(x[first, j], gu)[member]
+            else:
+                g = groups[:, j]
+                out, dropped = _release(x[:, j], g, self.aggregate, k)
+                suppressed += int(np.count_nonzero(dropped))
+                centres[j] = _unit_centres(x[:, j], g)
+            columns.append(pl.Series(name, out, dtype=pl.Float64).fill_nan(None))
+        frame = md.frame.with_columns(columns)
+        single = not person and gh.ndim == 1
+        record_groups = groups[:, house[0]] if single else groups
+        hh_groups = np.where(gh >= 0, gh - offset, -1)
+        details: dict[str, Any] = {
+            "groups": record_groups,
+            "group_sizes": (
+                np.bincount(record_groups[record_groups >= 0])
+                if single
+                else [np.bincount(groups[groups[:, j] >= 0, j]) for j in range(p)]
+            ),
+            "household_groups": hh_groups,
+            "household_group_sizes": (
+                np.bincount(hh_groups[hh_groups >= 0])
+                if hh_groups.ndim == 1
+                else [np.bincount(hh_groups[hh_groups[:, i] >= 0, i]) for i in range(len(house))]
+            ),
+            "household_level": tuple(variables[j] for j in house),
+            "information_loss": _centre_loss(x, centres),
+            "household_information_loss": information_loss_sse(xh, gh),
             "suppressed": suppressed,
             "variables": variables,
             "strata": strata,
@@ -356,62 +584,99 @@ class Microaggregation(ProtectionMethod):
         new_columns = []
         for j, name in enumerate(variables):
             g = groups[:, j] if groups.ndim == 2 else groups
-            xj = x[:, j]
-            out = np.full(len(xj), np.nan)
-            has_group = g >= 0
-            if has_group.any():
-                vals, counts = _aggregate(xj[has_group], g[has_group], self.aggregate)
-                few = counts[g[has_group]] < k
-                suppressed += int(np.count_nonzero(few & ~np.isnan(vals)))
-                out[has_group] = np.where(few, np.nan, vals)
+            out, dropped = _release(x[:, j], g, self.aggregate, k)
+            suppressed += int(np.count_nonzero(dropped))
             new_columns.append(pl.Series(name, out, dtype=pl.Float64).fill_nan(None))
         return md.frame.with_columns(new_columns), suppressed
 
     # ------------------------------------------------------------------ contract
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Check group sizes (>= k, within strata) and that values equal the group statistic."""
+        """Check group sizes (>= k, within strata) and that values equal the group statistic.
+
+        Household-level variables: every household lies in one group, a group holds at least
+        ``k`` households, and the released value is constant within households and equal to
+        the statistic of the group's household values.
+        """
         k, variables, strata = self._resolve(original)
         x = self._values(original, variables)
+        house = self._household_variables(original, variables)
         groups = np.asarray(protected.details["groups"])
         g2 = groups if groups.ndim == 2 else np.repeat(groups[:, None], len(variables), axis=1)
+        self._require(
+            g2.shape == (original.n_records, len(variables)),
+            "the recorded groups do not match the records and variables",
+        )
         strata_codes = (
             encode_column(original.frame.get_column(strata))[0] if strata is not None else None
         )
         out = protected.microdata.frame
+        member, first = _households(original) if house else (np.zeros(0, np.int64),) * 2
         for j, name in enumerate(variables):
-            g = g2[:, j]
-            obs = ~np.isnan(x[:, j])
-            has = g >= 0
-            self._require((has | ~obs).all(), f"an observed value of {name!r} has no group")
-            counts = np.bincount(g[has])
-            self._require(
-                (counts[counts > 0] >= k).all(), f"a group of {name!r} has fewer than k records"
-            )
-            if strata_codes is not None:
-                lo = np.full(counts.size, np.iinfo(np.int64).max)
-                hi = np.full(counts.size, -1)
-                np.minimum.at(lo, g[has], strata_codes[has])
-                np.maximum.at(hi, g[has], strata_codes[has])
-                self._require(
-                    (lo[counts > 0] == hi[counts > 0]).all(), f"a group of {name!r} crosses strata"
-                )
             released = out.get_column(name).cast(pl.Float64).fill_nan(None).to_numpy()
             released = np.asarray(released, dtype=np.float64)
-            expect = np.full(len(released), np.nan)
-            n_observed = np.zeros(len(released), dtype=np.int64)
-            vals, obs_counts = _aggregate(x[has, j], g[has], self.aggregate)
-            expect[has] = vals
-            n_observed[has] = obs_counts[g[has]]
-            keep = obs & (n_observed >= k)  # released: a statistic of >= k observed values
+            g = g2[:, j]
+            if j not in house:
+                self._check_variable(name, x[:, j], g, strata_codes, released, k, "records")
+                continue
             self._require(
-                np.array_equal(~np.isnan(released), keep),
-                f"missing or suppressed values of {name!r} are not where expected",
+                np.array_equal(g, g[first][member]),
+                f"members of one household are in different groups of {name!r}",
             )
-            scale = max(float(np.nanmax(np.abs(x[:, j]), initial=0.0)), 1.0)
             self._require(
-                np.allclose(released[keep], expect[keep], rtol=1e-9, atol=1e-12 * scale),
-                f"released values of {name!r} are not the group {self.aggregate}s",
+                np.array_equal(released, released[first][member], equal_nan=True),
+                f"the released values of {name!r} differ within a household",
             )
+            self._check_variable(
+                name,
+                x[first, j],
+                g[first],
+                None if strata_codes is None else strata_codes[first],
+                released[first],
+                k,
+                "households",
+            )
+
+    def _check_variable(
+        self,
+        name: str,
+        xj: np.ndarray,
+        g: np.ndarray,
+        strata_codes: np.ndarray | None,
+        released: np.ndarray,
+        k: int,
+        unit: str,
+    ) -> None:
+        """The checks of one variable over its units (records, or one row per household)."""
+        obs = ~np.isnan(xj)
+        has = g >= 0
+        self._require((has | ~obs).all(), f"an observed value of {name!r} has no group")
+        counts = np.bincount(g[has])
+        self._require(
+            (counts[counts > 0] >= k).all(), f"a group of {name!r} has fewer than k {unit}"
+        )
+        if strata_codes is not None:
+            lo = np.full(counts.size, np.iinfo(np.int64).max)
+            hi = np.full(counts.size, -1)
+            np.minimum.at(lo, g[has], strata_codes[has])
+            np.maximum.at(hi, g[has], strata_codes[has])
+            self._require(
+                (lo[counts > 0] == hi[counts > 0]).all(), f"a group of {name!r} crosses strata"
+            )
+        expect = np.full(len(released), np.nan)
+        n_observed = np.zeros(len(released), dtype=np.int64)
+        vals, obs_counts = _aggregate(xj[has], g[has], self.aggregate)
+        expect[has] = vals
+        n_observed[has] = obs_counts[g[has]]
+        keep = obs & (n_observed >= k)  # released: a statistic of >= k observed values
+        self._require(
+            np.array_equal(~np.isnan(released), keep),
+            f"missing or suppressed values of {name!r} are not where expected",
+        )
+        scale = max(float(np.nanmax(np.abs(xj), initial=0.0)), 1.0)
+        self._require(
+            np.allclose(released[keep], expect[keep], rtol=1e-9, atol=1e-12 * scale),
+            f"released values of {name!r} are not the group {self.aggregate}s",
+        )
 
     @classmethod
     def contract_example(cls) -> tuple[Microaggregation, Microdata]:

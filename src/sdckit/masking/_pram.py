@@ -9,6 +9,16 @@ stratum.  Control of impossible combinations redraws the records whose new combi
 forbidden (or absent from the original file) and, if that fails, restores their original values.
 The unbiased moment estimate of the original frequencies is ``T* P^-1``
 (:func:`pram_estimate`).
+
+Household-level variables (``Microdata.household_level``) are drawn once per household: the
+household's first member's value is drawn from the matrix of that member's stratum and given to
+every member, so released values are constant within households and the matrices describe them
+(nothing is changed afterwards by the household rule of the release roles).  The matrices are
+built from person counts, so the invariant matrix keeps the expected *person* frequencies and
+``T* P^-1`` on person counts stays unbiased (with a larger variance: members move together).
+Control of combinations redraws the whole household of a record that breaks it, and restores
+the original values of every member of a household that still breaks it (``reverted_records``
+counts those members).
 """
 
 from __future__ import annotations
@@ -22,9 +32,9 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from sdckit._codes import encode_column, group_ids
+from sdckit._codes import encode_column, first_index, group_ids
 from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
-from sdckit.errors import ColumnError, ParameterError
+from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata
 from sdckit.protection import (
     Array,
@@ -423,12 +433,21 @@ class Pram(ProtectionMethod):
         alphas: dict[str, list[float | None]] = {}
         new_codes: dict[str, np.ndarray] = {}
         members = [np.flatnonzero(strata == s) for s in range(n_strata)]
+        house = _household_variables(md, cols)
+        # household-level variables: one draw per household, made for its first member (whose
+        # stratum is the household's) and given to every member
+        lead = _household_heads(md) if house else np.arange(n)
+        is_lead = lead == np.arange(n)
+        house_strata = strata[lead]
+        house_members = [np.flatnonzero(house_strata == s) for s in range(n_strata)]
         for c in cols:
             codes, levels = encoded[c]
             result = codes.copy()
             matrices[c], alphas[c] = [], []
-            for rows in members:
+            per_household = c in house
+            for rows in house_members if per_household else members:
                 rows = rows[codes[rows] >= 0]  # missing values are not PRAMmed
+                # (person counts: the invariant matrix keeps the expected person frequencies)
                 counts = np.bincount(codes[rows], minlength=len(levels)).astype(np.float64)
                 if len(levels) == 0 or counts.sum() == 0:
                     matrices[c].append(np.eye(len(levels)))
@@ -437,8 +456,8 @@ class Pram(ProtectionMethod):
                 m, a = self._matrix(c, len(levels), counts, rng)
                 matrices[c].append(m)
                 alphas[c].append(a)
-                result = self._draw(result, m, rows, rng)
-            new_codes[c] = result
+                result = self._draw(result, m, rows[is_lead[rows]] if per_household else rows, rng)
+            new_codes[c] = result[lead] if per_household else result
 
         def build(codes_by_var: dict[str, np.ndarray]) -> pl.DataFrame:
             updates = []
@@ -467,22 +486,29 @@ class Pram(ProtectionMethod):
                     break
                 redraws += 1
                 rows_bad = np.flatnonzero(bad)
+                heads_bad = np.unique(lead[rows_bad])  # the households of those records
                 for c in cols:
                     codes = encoded[c][0]
-                    for s, rows in enumerate(members):
-                        sel = np.intersect1d(rows, rows_bad, assume_unique=True)
+                    per_household = c in house
+                    target = heads_bad if per_household else rows_bad
+                    for s, rows in enumerate(house_members if per_household else members):
+                        sel = np.intersect1d(rows, target, assume_unique=True)
                         sel = sel[codes[sel] >= 0]
                         if len(sel):
                             redrawn = self._draw(codes, matrices[c][s], sel, rng)
                             new_codes[c][sel] = redrawn[sel]
+                    if per_household:
+                        new_codes[c] = new_codes[c][lead]
                 frame = build(new_codes)
                 bad = self._violations(frame, forbidden, must_exist, md.frame)
             if bad.any():
+                if house:  # a household-level value is restored in every member, with the rest
+                    bad = np.isin(lead, lead[bad])
                 reverted = int(bad.sum())
                 for c in cols:
                     new_codes[c][bad] = encoded[c][0][bad]
                 frame = build(new_codes)
-        details = {
+        details: dict[str, Any] = {
             "variables": cols,
             "levels": {c: encoded[c][1].to_list() for c in cols},
             "transition": {c: matrices[c] for c in cols},
@@ -490,16 +516,42 @@ class Pram(ProtectionMethod):
             "redraws": redraws,
             "reverted_records": reverted,
             "expected_share_changed": {
-                c: _expected_change(encoded[c][0], strata, matrices[c]) for c in cols
+                c: _expected_change(
+                    encoded[c][0], house_strata if c in house else strata, matrices[c]
+                )
+                for c in cols
             },
         }
+        if house:
+            details["per_household"] = tuple(c for c in cols if c in house)
         return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Only the PRAMmed variables change, within their levels; no forbidden combination."""
+        """Only the PRAMmed variables change, within their levels; no forbidden combination.
+
+        Household-level variables are drawn once per household: they are constant within
+        households, and no PRAMmed value was altered after the draws by the household rule of
+        the release roles (the transition matrices describe the released values).
+        """
         cols = self._variables(original)
         for col in protected.changed:
             self._require(col in cols, f"the variable {col!r} was changed but not PRAMmed")
+        after_draws = sorted(set(protected.details.get("release_roles", {})) & set(cols))
+        if after_draws:
+            self._fail(
+                f"values of {after_draws[0]!r} were changed after the draws; the transition "
+                "matrices do not describe the released values"
+            )
+        house = _household_variables(original, cols)
+        if house:
+            lead = _household_heads(original)
+            out = protected.microdata.frame
+            for c in house:
+                values = out.get_column(c)
+                self._require(
+                    values.equals(values.gather(pl.Series(lead)), null_equal=True),
+                    f"the household-level variable {c!r} differs within a household",
+                )
         for c in cols:
             before = set(original.frame.get_column(c).drop_nulls().unique().to_list())
             after = set(protected.microdata.frame.get_column(c).drop_nulls().unique().to_list())
@@ -545,6 +597,27 @@ class Pram(ProtectionMethod):
             seed=11,
         )
         return method, md
+
+
+def _household_variables(md: Microdata, cols: Sequence[str]) -> set[str]:
+    """The variables of ``cols`` that are household-level (drawn once per household)."""
+    if md.household is None:
+        return set()
+    return set(cols) & set(md.household_level)
+
+
+def _household_heads(md: Microdata) -> np.ndarray:
+    """Position of the first member of each record's household."""
+    column = md.household
+    if column is None:  # (only called for files with household-level variables)
+        raise ColumnError("Household-level variables need the household id: pass household=...")
+    codes, levels = encode_column(md.frame.get_column(column))
+    if (codes < 0).any():
+        raise DataError(
+            f"The household column {column!r} has missing values; every record needs a "
+            "household id."
+        )
+    return first_index(codes, len(levels))[codes]
 
 
 def _expected_change(codes: np.ndarray, strata: np.ndarray, matrices: list[np.ndarray]) -> float:

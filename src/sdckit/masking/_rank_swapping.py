@@ -10,6 +10,12 @@ are replaced by their means and not swapped; the rank window is derived from ``p
 (bound on the correlation attenuation) or ``k0`` (bound on subset-mean changes); the remaining
 values are swapped in descending order within the window.
 
+Household-level variables (``Microdata.household_level``) are swapped between households: one
+value per household is ranked and swapped as above (the window ``p`` is a percentage of the
+households, ``details["window"]`` a number of household ranks), and each household's new value is
+given to every member.  The distribution over households is kept exactly; over persons it is
+not, since a value can move to a household of another size.
+
 The partner search uses a Fenwick tree over the ranks that are still free, so each variable
 takes O(n log n) time whatever the window size.
 """
@@ -23,8 +29,9 @@ import numba
 import numpy as np
 import polars as pl
 
+from sdckit._codes import encode_column, first_index
 from sdckit._validation import check_choice, check_real, check_seed, column_list
-from sdckit.errors import ColumnError, ParameterError
+from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata
 from sdckit.protection import Columns, Options, Param, Protected, ProtectionMethod, Real, Seed
 
@@ -151,6 +158,51 @@ def _swap_variable(
     return out, window, int(np.count_nonzero(partner != np.arange(n)))
 
 
+def _swap_series(
+    series: pl.Series,
+    method: str,
+    p: float | None,
+    r0: float | None,
+    k0: float | None,
+    top: float,
+    bottom: float,
+    rng: np.random.Generator,
+) -> tuple[pl.Series, int, int]:
+    """One variable swapped (missing values stay), its rank window and the swaps made."""
+    missing = series.is_null().to_numpy()
+    if series.dtype.is_float():
+        missing |= series.is_nan().fill_null(False).to_numpy()
+    # values in their own type: integers are swapped exactly, never through floats
+    values = series.fill_null(0).to_numpy(allow_copy=True).copy()
+    new, window, swaps = _swap_variable(values, missing, method, p, r0, k0, top, bottom, rng)
+    out = pl.Series(series.name, new)
+    if missing.any():  # keep null or NaN exactly as the caller had it
+        idx = np.flatnonzero(missing)
+        out = out.cast(series.dtype).scatter(idx, series.gather(idx))
+    return out, window, swaps
+
+
+def _household_variables(md: Microdata, cols: Sequence[str]) -> set[str]:
+    """The variables of ``cols`` that are household-level (swapped between households)."""
+    if md.household is None:
+        return set()
+    return set(cols) & set(md.household_level)
+
+
+def _households(md: Microdata) -> tuple[np.ndarray, np.ndarray]:
+    """Household number of every record (ids in sorted order) and each household's first member."""
+    column = md.household
+    if column is None:  # (only called for files with household-level variables)
+        raise ColumnError("Household-level variables need the household id: pass household=...")
+    codes, levels = encode_column(md.frame.get_column(column))
+    if (codes < 0).any():
+        raise DataError(
+            f"The household column {column!r} has missing values; every record needs a "
+            "household id."
+        )
+    return codes.astype(np.int64), first_index(codes, len(levels))
+
+
 class RankSwapping(ProtectionMethod):
     """Rank swapping of numeric variables (see the module docstring).
 
@@ -259,34 +311,49 @@ class RankSwapping(ProtectionMethod):
         bottom = check_real(self.bottom_percent, "bottom_percent", minimum=0.0, maximum=50.0)
         rng = check_seed(self.seed)
         updates, windows, swaps = [], {}, {}
-        for c in self._variables(md):
+        cols = self._variables(md)
+        house = _household_variables(md, cols)
+        member, first = _households(md) if house else (np.zeros(0, np.int64),) * 2
+        for c in cols:
             series = md.frame.get_column(c)
-            missing = series.is_null().to_numpy()
-            if series.dtype.is_float():
-                missing |= series.is_nan().fill_null(False).to_numpy()
-            # values in their own type: integers are swapped exactly, never through floats
-            values = series.fill_null(0).to_numpy(allow_copy=True).copy()
-            new, windows[c], swaps[c] = _swap_variable(
-                values, missing, self.method, p, r0, k0, top, bottom, rng
+            if c in house:  # one value per household, swapped among households
+                unit, windows[c], swaps[c] = _swap_series(
+                    series.gather(first), self.method, p, r0, k0, top, bottom, rng
+                )
+                updates.append(unit.gather(member))
+                continue
+            out, windows[c], swaps[c] = _swap_series(
+                series, self.method, p, r0, k0, top, bottom, rng
             )
-            out = pl.Series(c, new)
-            if missing.any():  # keep null or NaN exactly as the caller had it
-                idx = np.flatnonzero(missing)
-                out = out.cast(series.dtype).scatter(idx, series.gather(idx))
             updates.append(out)
         frame = md.frame.with_columns(updates)
-        details = {"window": windows, "swapped_values": swaps}
+        details: dict[str, Any] = {"window": windows, "swapped_values": swaps}
+        if house:
+            details["per_household"] = tuple(c for c in cols if c in house)
         return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Classic: marginals identical and no value moved further than the window."""
-        for c in self._variables(original):
+        """Classic: marginals identical and no value moved further than the window.
+
+        A household-level variable is swapped between households: it is constant within
+        households, and the checks apply to the households' values (one per household).
+        """
+        cols = self._variables(original)
+        house = _household_variables(original, cols)
+        member, first = _households(original) if house else (np.zeros(0, np.int64),) * 2
+        for c in cols:
             before = original.frame.get_column(c).cast(pl.Float64).to_numpy()
             after = protected.microdata.frame.get_column(c).cast(pl.Float64).to_numpy()
             self._require(
                 np.array_equal(np.isnan(before), np.isnan(after)),
                 f"missing values of {c!r} moved",
             )
+            if c in house:
+                self._require(
+                    np.array_equal(after, after[first][member], equal_nan=True),
+                    f"the household-level variable {c!r} differs within a household",
+                )
+                before, after = before[first], after[first]
             if self.method != "classic":
                 continue
             valid = ~np.isnan(before)

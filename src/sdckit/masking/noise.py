@@ -35,6 +35,17 @@ Totals may be components of other edits; edits must hold in the original data (t
 relative).  Because the total is a linear function of its components, the ``"correlated2"`` and
 ``"exact"`` methods keep its mean and variance too.
 
+Household-level variables (``Microdata.household_level``) get one draw per household, so every
+member keeps the same value: uncorrelated noise and outlier noise are drawn for the household's
+first member (an outlier record makes its whole household's household-level values outliers,
+and ``details["outliers"]`` marks every record with a perturbed value); correlated noise draws
+the household-level components per household and the person-level ones per record from their
+conditional distribution given them, so the noise covariance is unchanged.  For ``"exact"`` the
+household-level variables come first in the affine correction, whose matrix is upper triangular:
+their corrected values depend on household-level values only and stay constant within
+households (records missing a person-level value get the household-level part of the
+correction).  A balance edit with a household-level total needs household-level components.
+
 Missing values stay missing; perturbed columns are returned as Float64.  Covariance matrices
 are estimated on the records with every perturbed variable present; constant variables are
 left unchanged.
@@ -50,6 +61,7 @@ import polars as pl
 import scipy.linalg
 import scipy.stats
 
+from sdckit._codes import encode_column, first_index
 from sdckit._validation import (
     check_choice,
     check_columns_exist,
@@ -362,6 +374,17 @@ class AddNoise(ProtectionMethod):
                         f"The balance edit for {total!r} uses {col!r}, which is not a noise "
                         "variable; add it to the numeric variables (or to variables=...)."
                     )
+        level = set(md.household_level) if md.household is not None else set()
+        for total, comps in edits:
+            if total in level:
+                person = [c for c in comps if c not in level]
+                if person:
+                    raise ColumnError(
+                        f"The balance edit for {total!r} has a household-level total but the "
+                        f"component {person[0]!r} is not household-level, so the recomputed "
+                        "total would differ within households; declare the components "
+                        "household-level or drop the edit."
+                    )
         totals = {t for t, _ in edits}
         return [v for v in variables if v not in totals], edits
 
@@ -396,11 +419,18 @@ class AddNoise(ProtectionMethod):
         details: dict[str, Any] = {"variables": list(free), "balance": [list(e) for e in edits]}
         xa = x[:, active]
         complete = ~np.isnan(xa).any(axis=1)
+        # household-level variables get one draw per household (see the module docstring)
+        house = _household_positions(md, [free[j] for j in active])
+        lead = _household_heads(md) if house else np.arange(md.n_records)
         if method in ("additive", "outliers"):
             scale = noise / 100 * sd[active]
             e = rng.standard_normal(xa.shape) * scale
+            if house:
+                e[:, house] = e[np.ix_(lead, house)]
             if method == "outliers":
                 outlier = self._outlier_mask(xa, complete, rule, quantile, rng)
+                if house:
+                    outlier[:, house] = _any_in_household(outlier[:, house], lead)
                 e[~outlier] = 0.0
                 details["outliers"] = outlier.any(axis=1)
                 details["n_outlier_values"] = int(np.count_nonzero(outlier & ~np.isnan(xa)))
@@ -410,16 +440,26 @@ class AddNoise(ProtectionMethod):
             noise_sd = scale
         elif method == "correlated":
             _, cov = _complete_cov(xa, complete)
-            factor = _sqrt_factor(noise / 100 * cov)
-            y[:, active] = xa + rng.standard_normal(xa.shape) @ factor.T
+            if house:
+                z = rng.standard_normal(xa.shape)
+                y[:, active] = xa + _household_noise(z, noise / 100 * cov, house, lead)
+            else:
+                factor = _sqrt_factor(noise / 100 * cov)
+                y[:, active] = xa + rng.standard_normal(xa.shape) @ factor.T
             noise_sd = np.sqrt(noise / 100 * np.diag(cov))
         else:  # correlated2 / exact
             mean, cov = _complete_cov(xa, complete)
             c1, c2 = np.sqrt(1.0 - delta**2), delta
-            factor = _sqrt_factor(cov)
-            e = rng.standard_normal(xa.shape) @ factor.T + mean * (1.0 - c1) / c2
+            if house:
+                z = rng.standard_normal(xa.shape)
+                e = _household_noise(z, cov, house, lead) + mean * (1.0 - c1) / c2
+            else:
+                factor = _sqrt_factor(cov)
+                e = rng.standard_normal(xa.shape) @ factor.T + mean * (1.0 - c1) / c2
             ya = c1 * xa + c2 * e
-            if method == "exact" and complete.all():
+            if method == "exact" and house:
+                ya = _restore_moments_by_household(ya, xa, complete, house, lead)
+            elif method == "exact" and complete.all():
                 ya = _restore_moments(ya, xa)
             elif method == "exact":
                 ya[complete] = _restore_moments(ya[complete], xa[complete])
@@ -486,6 +526,12 @@ class AddNoise(ProtectionMethod):
         variables = set(free) | {t for t, _ in edits}
         out = protected.microdata.frame
         self._require(out.columns == original.frame.columns, "the columns changed")
+        after_draws = sorted(set(protected.details.get("release_roles", {})) & variables)
+        if after_draws:
+            self._fail(
+                f"values of {after_draws[0]!r} were changed after the noise was drawn (the "
+                "household-level variables must get one draw per household)"
+            )
         for col in original.frame.columns:
             if col not in variables:
                 changed = changed_cells(original.frame.get_column(col), out.get_column(col))
@@ -577,6 +623,12 @@ def _check_edits(frame: pl.DataFrame, edits: list[tuple[str, tuple[str, ...]]]) 
 
 def _restore_moments(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Affine map of ``y`` whose sample mean and covariance equal those of ``x``."""
+    y_mean, a, x_mean = _moment_map(y, x)
+    return (y - y_mean) @ a + x_mean
+
+
+def _moment_map(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ybar, A, xbar)`` of the map ``(y - ybar) A + xbar``; ``A`` is upper triangular."""
     cov_x = np.atleast_2d(np.cov(x, rowvar=False))
     cov_y = np.atleast_2d(np.cov(y, rowvar=False))
     try:
@@ -589,7 +641,84 @@ def _restore_moments(y: np.ndarray, x: np.ndarray) -> np.ndarray:
             "balance edits or drop a variable."
         ) from None
     a = scipy.linalg.solve_triangular(ly.T, lx.T, lower=False)
-    return (y - y.mean(axis=0)) @ a + x.mean(axis=0)
+    return y.mean(axis=0), a, x.mean(axis=0)
+
+
+def _restore_moments_by_household(
+    y: np.ndarray, x: np.ndarray, complete: np.ndarray, house: list[int], lead: np.ndarray
+) -> np.ndarray:
+    """:func:`_restore_moments` on the complete records, keeping households constant.
+
+    With the household-level columns first, the map's matrix is upper triangular, so their
+    corrected values depend on household-level values only: they stay constant within
+    households.  Records that miss a person-level value but have every household-level value
+    get the household part of the map; then every member takes its first member's values.
+    """
+    p = y.shape[1]
+    order = np.array(house + [j for j in range(p) if j not in house])
+    nh = len(house)
+    yp, xp = y[:, order], x[:, order]
+    y_mean, a, x_mean = _moment_map(yp[complete], xp[complete])
+    out = yp.copy()
+    out[complete] = (yp[complete] - y_mean) @ a + x_mean
+    partial = ~complete & ~np.isnan(xp[:, :nh]).any(axis=1)
+    if partial.any():
+        out[partial, :nh] = (yp[partial, :nh] - y_mean[:nh]) @ a[:nh, :nh] + x_mean[:nh]
+    out[:, :nh] = out[lead, :nh]  # one value per household, to the last bit
+    result = np.empty_like(out)
+    result[:, order] = out
+    return result
+
+
+def _household_noise(
+    z: np.ndarray, cov: np.ndarray, house: list[int], lead: np.ndarray
+) -> np.ndarray:
+    """Noise ``N(0, cov)`` per record whose household-level columns are drawn per household.
+
+    The household columns take ``z`` of the household's first member; the others are drawn
+    from their conditional distribution given them, so the noise covariance is ``cov``.
+    """
+    p = cov.shape[0]
+    rest = [j for j in range(p) if j not in house]
+    cov_hh = cov[np.ix_(house, house)]
+    e = np.empty_like(z)
+    e_h = z[np.ix_(lead, house)] @ _sqrt_factor(cov_hh).T
+    e[:, house] = e_h
+    if rest:
+        b = cov[np.ix_(rest, house)] @ np.linalg.pinv(cov_hh)
+        conditional = cov[np.ix_(rest, rest)] - b @ cov[np.ix_(house, rest)]
+        e[:, rest] = e_h @ b.T + z[:, rest] @ _sqrt_factor(conditional).T
+    return e
+
+
+def _household_positions(md: Microdata, columns: Sequence[str]) -> list[int]:
+    """Positions in ``columns`` of the household-level variables."""
+    if md.household is None:
+        return []
+    level = set(md.household_level)
+    return [j for j, c in enumerate(columns) if c in level]
+
+
+def _household_heads(md: Microdata) -> np.ndarray:
+    """Position of the first member of each record's household."""
+    column = md.household
+    if column is None:  # (only called for files with household-level variables)
+        raise ColumnError("Household-level variables need the household id: pass household=...")
+    codes, levels = encode_column(md.frame.get_column(column))
+    if (codes < 0).any():
+        raise DataError(
+            f"The household column {column!r} has missing values; every record needs a "
+            "household id."
+        )
+    return first_index(codes, len(levels))[codes]
+
+
+def _any_in_household(mask: np.ndarray, lead: np.ndarray) -> np.ndarray:
+    """``mask`` (records x columns) made True for every member where one member is True."""
+    out = np.empty_like(mask)
+    for j in range(mask.shape[1]):
+        out[:, j] = np.bincount(lead, weights=mask[:, j], minlength=len(lead))[lead] > 0
+    return out
 
 
 def add_noise(

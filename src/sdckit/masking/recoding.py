@@ -72,18 +72,52 @@ def _compose(name: str, spec: Levels) -> dict[Any, Any]:
     return combined
 
 
-def _recode_series(s: pl.Series, table: dict[Any, Any], strict: bool) -> pl.Series:
+def _old_values(s: pl.Series, table: dict[Any, Any]) -> list[Any]:
+    """The old values of a mapping in the column's type (text keys read as numbers).
+
+    A job file (TOML) gives mapping keys as text; for a numeric column they are read as numbers
+    of the column's type.  Two keys that become the same number ("01" and "1") are an error:
+    the mapping would be ambiguous.
+    """
     old = list(table)
-    new = list(table.values())
-    if s.dtype.is_numeric() and any(isinstance(o, str) for o in old):
-        # a job file (TOML) gives mapping keys as text: read them in the column's type
+    if not s.dtype.is_numeric():
+        return old
+    text = [i for i, o in enumerate(old) if isinstance(o, str)]
+    if text:
         try:
-            old = pl.Series(old).cast(s.dtype, strict=True).to_list()
+            read = (
+                pl.Series([old[i] for i in text], dtype=pl.String)
+                .cast(s.dtype, strict=True)
+                .to_list()
+            )
         except Exception:
             raise ParameterError(
-                f"The mapping of {s.name!r} lists old values that are not numbers, but the "
-                f"column is numeric (type {s.dtype})."
+                f"The mapping of {s.name!r} lists old values that are not numbers of the "
+                f"column's type, but the column is numeric (type {s.dtype}); write the old "
+                "values as numbers of that type."
             ) from None
+        for i, value in zip(text, read, strict=True):
+            old[i] = value
+    try:
+        values = pl.Series(old, strict=False)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        raise ParameterError(
+            f"The mapping of {s.name!r} lists old values of another type than the column "
+            f"(type {s.dtype}); give the old values in the column's type."
+        ) from None
+    n_same = int(values.is_duplicated().sum())
+    if n_same:
+        raise ParameterError(
+            f"{n_same} old values of the mapping of {s.name!r} are the same number once read "
+            f"in the column's type ({s.dtype}), for example text keys that differ only by "
+            "leading zeros; give every old value once."
+        )
+    return old
+
+
+def _recode_series(s: pl.Series, table: dict[Any, Any], strict: bool) -> pl.Series:
+    old = _old_values(s, table)
+    new = list(table.values())
     try:
         known = s.is_in(pl.Series(old, strict=False).implode()) | s.is_null()
     except (pl.exceptions.PolarsError, TypeError):
@@ -96,13 +130,32 @@ def _recode_series(s: pl.Series, table: dict[Any, Any], strict: bool) -> pl.Seri
             f"The variable {s.name!r} has {int((~known).sum())} value(s) not in its mapping; "
             "add them to the mapping or use strict=False to keep them."
         )
-    targets = pl.Series(new, strict=False)
+    try:
+        targets = pl.Series(new, strict=False)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        raise ParameterError(
+            f"The mapping of {s.name!r} lists new values of mixed types; give them all as "
+            "text or all as numbers."
+        ) from None
     if targets.dtype == s.dtype or (targets.dtype.is_numeric() and s.dtype.is_numeric()):
         try:
             return s.replace_strict(old, new, default=s, return_dtype=None)
         except Exception:  # mixed numeric types: fall through to text
             pass
-    return s.replace_strict(old, targets.cast(pl.String), default=s.cast(pl.String))
+    try:
+        return s.replace_strict(old, targets.cast(pl.String), default=s.cast(pl.String))
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        raise ParameterError(
+            f"The mapping of {s.name!r} lists old values of another type than the column "
+            f"(type {s.dtype}); give the old values in the column's type."
+        ) from None
+
+
+def _same_target(target: Any, value: Any) -> bool:
+    """Whether a released value is the mapping's target (a number in the column's type)."""
+    if isinstance(target, numbers.Real) and isinstance(value, numbers.Real):
+        return bool(float(target) == float(value))
+    return str(target) == str(value)
 
 
 class GlobalRecoding(ProtectionMethod):
@@ -181,12 +234,16 @@ class GlobalRecoding(ProtectionMethod):
             if name not in tables:
                 self._require(a.equals(b, null_equal=True), f"the column {name!r} was changed")
                 continue
-            table = tables[name]
-            olds = pl.Series(list(table), strict=False)
+            old = _old_values(a, tables[name])
+            table = dict(zip(old, tables[name].values(), strict=True))
+            olds = pl.Series(old, strict=False)
             hit = a.is_in(olds.implode()).fill_null(False).to_numpy()
-            expect = [str(table[v]) for v in a.filter(pl.Series(hit)).to_list()]
-            got = [str(v) for v in b.filter(pl.Series(hit)).to_list()]
-            self._require(expect == got, f"some values of {name!r} are not their mapping's targets")
+            expect = [table[v] for v in a.filter(pl.Series(hit)).to_list()]
+            got = b.filter(pl.Series(hit)).to_list()
+            self._require(
+                all(map(_same_target, expect, got)),
+                f"some values of {name!r} are not their mapping's targets",
+            )
             rest_a = a.filter(pl.Series(~hit)).cast(pl.String)
             rest_b = b.filter(pl.Series(~hit)).cast(pl.String)
             self._require(

@@ -7,6 +7,12 @@ variable is *shuffled*: the record with the ``r``-th smallest ``Y*_j`` receives 
 smallest original value of ``Y_j``.  The released values are therefore a permutation of the
 original ones (every marginal distribution is kept exactly), while their relation with ``X``
 follows the fitted regression.
+
+Household-level sensitive variables (``Microdata.household_level``) are shuffled between
+households: one row per household (its value, and its first member's predictors) is regressed,
+drawn and ranked as above, separately from the person-level variables, and each household's new
+value is given to every member.  The household values are a permutation of the original ones
+(``details["household_coefficients"]`` holds that regression).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from sdckit._codes import encode_column
+from sdckit._codes import encode_column, first_index
 from sdckit._validation import check_seed, column_list
 from sdckit.errors import ColumnError, DataError
 from sdckit.microdata import Microdata
@@ -48,6 +54,44 @@ def _design(md: Microdata, predictors: Sequence[str]) -> np.ndarray:
             if (codes < 0).any():  # missing is a category of its own, not the reference
                 cols.append((codes < 0).astype(np.float64))
     return np.column_stack(cols)
+
+
+def _fit_and_rank(
+    x: np.ndarray, y: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Regression of ``y`` on ``x``, a normal draw around the fit, and the ranks of the draws."""
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    fitted = x @ beta
+    resid = y - fitted
+    cov = np.atleast_2d(np.cov(resid, rowvar=False))
+    noise = rng.multivariate_normal(np.zeros(y.shape[1]), cov, size=len(y), method="eigh")
+    y_star = fitted + noise
+    ranks = [
+        np.argsort(np.argsort(y_star[:, j], kind="stable"), kind="stable")
+        for j in range(y.shape[1])
+    ]
+    return beta, cov, ranks
+
+
+def _household_variables(md: Microdata, cols: Sequence[str]) -> set[str]:
+    """The variables of ``cols`` that are household-level (shuffled between households)."""
+    if md.household is None:
+        return set()
+    return set(cols) & set(md.household_level)
+
+
+def _households(md: Microdata) -> tuple[np.ndarray, np.ndarray]:
+    """Household number of every record (ids in sorted order) and each household's first member."""
+    column = md.household
+    if column is None:  # (only called for files with household-level variables)
+        raise ColumnError("Household-level variables need the household id: pass household=...")
+    codes, levels = encode_column(md.frame.get_column(column))
+    if (codes < 0).any():
+        raise DataError(
+            f"The household column {column!r} has missing values; every record needs a "
+            "household id."
+        )
+    return codes.astype(np.int64), first_index(codes, len(levels))
 
 
 class Shuffling(ProtectionMethod):
@@ -121,28 +165,66 @@ class Shuffling(ProtectionMethod):
                 "the records with missing values first."
             )
         x = _design(md, xs)
-        beta, *_ = np.linalg.lstsq(x, y, rcond=None)
-        fitted = x @ beta
-        resid = y - fitted
-        cov = np.atleast_2d(np.cov(resid, rowvar=False))
-        noise = rng.multivariate_normal(np.zeros(len(ys)), cov, size=md.n_records, method="eigh")
-        y_star = fitted + noise
+        house = _household_variables(md, ys)
+        if not house:
+            beta, cov, ranks = _fit_and_rank(x, y, rng)
+            updates = []
+            for j, c in enumerate(ys):
+                # the original values in their own type (exact for large integers), by rank
+                ordered = md.frame.get_column(c).sort()
+                updates.append(ordered.gather(pl.Series(ranks[j])).alias(c))
+            frame = md.frame.with_columns(updates)
+            details = {"coefficients": beta, "residual_covariance": cov, "predictors": xs}
+            return Protected.from_frames(md, frame, self, details=details)
+        # household-level variables: one row per household (its first member's predictors)
+        member, first = _households(md)
+        if len(first) < 2:
+            raise DataError(
+                "Shuffling a household-level variable needs at least two households; remove "
+                "it from the shuffled variables."
+            )
+        person = [j for j, c in enumerate(ys) if c not in house]
+        hh = [j for j, c in enumerate(ys) if c in house]
         updates = []
-        for j, c in enumerate(ys):
-            ranks = np.argsort(np.argsort(y_star[:, j], kind="stable"), kind="stable")
-            # the original values in their own type (exact for large integers), by rank
-            ordered = md.frame.get_column(c).sort()
-            updates.append(ordered.gather(pl.Series(ranks)).alias(c))
+        details: dict[str, Any] = {
+            "coefficients": None,
+            "residual_covariance": None,
+            "predictors": xs,
+            "per_household": tuple(ys[j] for j in hh),
+        }
+        if person:
+            beta, cov, ranks = _fit_and_rank(x, y[:, person], rng)
+            for r, j in zip(ranks, person, strict=True):
+                ordered = md.frame.get_column(ys[j]).sort()
+                updates.append(ordered.gather(pl.Series(r)).alias(ys[j]))
+            details.update(coefficients=beta, residual_covariance=cov)
+        beta, cov, ranks = _fit_and_rank(x[first], y[np.ix_(first, hh)], rng)
+        for r, j in zip(ranks, hh, strict=True):
+            ordered = md.frame.get_column(ys[j]).gather(first).sort()
+            updates.append(ordered.gather(pl.Series(r)).gather(member).alias(ys[j]))
+        details.update(household_coefficients=beta, household_residual_covariance=cov)
         frame = md.frame.with_columns(updates)
-        details = {"coefficients": beta, "residual_covariance": cov, "predictors": xs}
         return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Every shuffled variable is a permutation of the original values; others unchanged."""
+        """Every shuffled variable is a permutation of the original values; others unchanged.
+
+        A household-level variable is constant within households and its household values
+        (one per household) are a permutation of the original household values.
+        """
         ys, _ = self._roles(original)
+        house = _household_variables(original, ys)
+        member, first = _households(original) if house else (np.zeros(0, np.int64),) * 2
         for c in ys:
-            before = np.sort(original.frame.get_column(c).to_numpy())
-            after = np.sort(protected.microdata.frame.get_column(c).to_numpy())
+            before = original.frame.get_column(c).to_numpy()
+            after = protected.microdata.frame.get_column(c).to_numpy()
+            if c in house:
+                self._require(
+                    np.array_equal(after, after[first][member]),
+                    f"the household-level variable {c!r} differs within a household",
+                )
+                before, after = before[first], after[first]
+            before, after = np.sort(before), np.sort(after)
             self._require(
                 np.array_equal(before, after), f"the values of {c!r} are not a permutation"
             )

@@ -33,6 +33,7 @@ from sdckit.masking._suppression_kernel import key_words, suppress_to_k
 from sdckit.masking._suppression_restore import restore_values
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
+    Boolean,
     ColumnMap,
     Integer,
     ListOf,
@@ -163,6 +164,90 @@ def _complete_category(codes: np.ndarray, k: int) -> None:
         codes[rows] = -1
 
 
+#: A suppressed key value counts as given back by another key when at least this many released
+#: records share the record's value of that key, show the suppressed key, and all show the
+#: suppressed value (as the release check counts it).
+MIN_WITNESSES = 10
+
+
+def close_inferences(
+    codes: np.ndarray, suppressed: np.ndarray, witnesses: int = MIN_WITNESSES
+) -> tuple[np.ndarray, int]:
+    """Suppress further key values until no suppressed value can be read back from a key.
+
+    A suppressed value of key ``j`` in record ``r`` is read back from key ``c`` when at least
+    ``witnesses`` released records share ``r``'s value of ``c``, show key ``j``, and all show
+    ``r``'s original value (young children give back a suppressed education "none"), or when
+    ``c`` determines ``j`` in the whole file (a classification, as district gives region).  Then
+    ``c`` is suppressed in ``r`` as well; repeated until nothing is read back.  With missing
+    values as wildcards this never lowers ``fk``.
+
+    Returns the new suppression flags and the number of values added.
+    """
+    supp = suppressed.copy()
+    m = codes.shape[1]
+    added = 0
+    determines = _structural_dependencies(codes)
+    for _ in range(2 * m + 2):
+        released = np.where(supp, -1, codes)
+        changed = False
+        for j in range(m):
+            cells = supp[:, j] & (codes[:, j] >= 0)
+            if not cells.any():
+                continue
+            for c in range(m):
+                if c == j:
+                    continue
+                rc, rj = released[:, c], released[:, j]
+                vis = (rc >= 0) & (rj >= 0)
+                size = int(codes[:, c].max(initial=-1)) + 1
+                if size == 0 or not vis.any():
+                    continue
+                count = np.bincount(rc[vis], minlength=size)
+                low = np.full(size, np.iinfo(np.int64).max)
+                high = np.full(size, -1)
+                np.minimum.at(low, rc[vis], rj[vis])
+                np.maximum.at(high, rc[vis], rj[vis])
+                homogeneous = (count >= witnesses) & (low == high)
+                at = np.where(rc >= 0, rc, 0)
+                hit = cells & (rc >= 0) & homogeneous[at] & (low[at] == codes[:, j])
+                if determines[c, j]:  # c gives j back everywhere (a classification)
+                    hit |= cells & (rc >= 0)
+                if hit.any():
+                    supp[hit, c] = True
+                    released[hit, c] = -1
+                    added += int(hit.sum())
+                    changed = True
+        if not changed:
+            break
+    return supp, added
+
+
+def _structural_dependencies(codes: np.ndarray) -> np.ndarray:
+    """``out[c, j]``: key ``c`` determines key ``j`` in the whole file (each value of ``c``
+    goes with one value of ``j``, ``c`` has at most one value per two records, ``j`` varies)."""
+    m = codes.shape[1]
+    out = np.zeros((m, m), dtype=bool)
+    for c in range(m):
+        for j in range(m):
+            if c == j:
+                continue
+            both = (codes[:, c] >= 0) & (codes[:, j] >= 0)
+            if both.sum() < 2:
+                continue
+            cv, jv = codes[both, c], codes[both, j]
+            size = int(cv.max()) + 1
+            present = np.bincount(cv, minlength=size) > 0
+            if present.sum() > 0.5 * both.sum() or np.unique(jv).size < 2:
+                continue
+            low = np.full(size, np.iinfo(np.int64).max)
+            high = np.full(size, -1)
+            np.minimum.at(low, cv, jv)
+            np.maximum.at(high, cv, jv)
+            out[c, j] = bool(np.all(low[present] == high[present]))
+    return out
+
+
 def _key_subsets(m: int, combinations: int | None) -> list[tuple[int, ...]]:
     if combinations is None or combinations >= m:
         return [tuple(range(m))]
@@ -241,6 +326,12 @@ class LocalSuppression(ProtectionMethod):
     missing : {"wildcard", "category"}, default "wildcard"
         ``"wildcard"``: a missing value matches any value.  ``"category"``: it is a category
         of its own (needs many more suppressions).
+    block_inference : bool, default True
+        A suppressed value that another key gives back is no protection: when at least ten
+        released records share the record's value of another key and all show the suppressed
+        value (the age group of young children gives back their education), that other key
+        is suppressed in the record too (see :func:`close_inferences`; wildcards only).
+        ``False`` reproduces the plain greedy (as sdcMicro, which does not do this).
 
     Examples
     --------
@@ -272,6 +363,10 @@ class LocalSuppression(ProtectionMethod):
             Options("wildcard", "category"),
             help="a missing value matches any value, or is a category of its own",
         ),
+        "block_inference": Param(
+            Boolean(),
+            help="also suppress a key that would give a suppressed value back (wildcards only)",
+        ),
     }
 
     def __init__(
@@ -281,11 +376,13 @@ class LocalSuppression(ProtectionMethod):
         importance: Importance = None,
         combinations: int | None = None,
         missing: str = "wildcard",
+        block_inference: bool = True,
     ) -> None:
         self.k = k
         self.importance = importance
         self.combinations = combinations
         self.missing = missing
+        self.block_inference = block_inference
 
     def _check(self, md: Microdata) -> tuple[int, int | None]:
         k = check_int(self.k, "k", minimum=1)
@@ -322,9 +419,13 @@ class LocalSuppression(ProtectionMethod):
             # values as a category a later subset can break an earlier one: repeat until stable
             changed &= not wildcard and len(subsets) > 1
         suppressed = (codes < 0) & (kc.codes >= 0)
+        added = 0
+        if self.block_inference and wildcard:
+            suppressed, added = close_inferences(kc.codes, suppressed)
         frame = _frame_with_suppressions(md, suppressed)
         details = {
             "suppressions": int(suppressed.sum()),
+            "suppressions_against_inference": added,
             "suppressions_per_key": dict(
                 zip(md.keys, suppressed.sum(axis=0).tolist(), strict=True)
             ),
@@ -365,6 +466,7 @@ def local_suppression(
     importance: Importance = None,
     combinations: int | None = None,
     missing: str = "wildcard",
+    block_inference: bool = True,
 ) -> Protected:
     """Suppress key values until every record has ``fk >= k`` (see :class:`LocalSuppression`).
 
@@ -373,7 +475,7 @@ def local_suppression(
     data : DataFrame or Microdata
     keys : list of str, optional
         Key variables (required unless ``data`` is a Microdata with keys).
-    k, importance, combinations, missing
+    k, importance, combinations, missing, block_inference
         See :class:`LocalSuppression`.
 
     Returns
@@ -392,7 +494,11 @@ def local_suppression(
     """
     md = as_microdata(data, keys=keys)
     method = LocalSuppression(
-        k=k, importance=importance, combinations=combinations, missing=missing
+        k=k,
+        importance=importance,
+        combinations=combinations,
+        missing=missing,
+        block_inference=block_inference,
     )
     return method.apply(md)
 

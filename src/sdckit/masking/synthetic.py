@@ -14,6 +14,16 @@ variables before it in the sequence, fitted on the original data:
 not listed in ``synthesize`` and use them as predictors.  A fitted :class:`Synthesizer` can be
 saved and reused, and ``generate(copies=m)`` gives several synthetic copies from one fit.
 
+Missing values of predictors: a missing value of a categorical predictor is a level of its own;
+a numeric predictor with missing values enters the models with its missing values replaced by
+its observed mean plus an indicator column of missingness (so trees and linear models treat
+those records apart).  A synthesised numeric variable must be complete (:class:`DataError`).
+
+Household-level variables (``Microdata.household_level``) that are synthesised are modelled on
+one row per household (its first member's predictors) and drawn once per household of the
+synthetic file (the kept household id), so every member gets the same value; the replicated
+uniques are then redrawn household by household, in place.
+
 Synthetic records that reproduce the key combination of an original sample unique are found by
 :func:`sdckit.risk.replicated_uniques`; the propensity-score MSE of a synthetic file is
 ``propensity_mse`` of the utility measures.
@@ -31,7 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from sdckit._codes import encode_column
+from sdckit._codes import encode_column, first_index
 from sdckit._validation import check_choice, check_int, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata, as_microdata
@@ -55,6 +65,27 @@ def _is_categorical(md: Microdata, col: str) -> bool:
     return col in md.keys or col in md.sensitive or not dtype.is_numeric() or dtype == pl.Boolean
 
 
+def _household_variables(md: Microdata, cols: Sequence[str]) -> set[str]:
+    """The variables of ``cols`` that are household-level (synthesised per household)."""
+    if md.household is None:
+        return set()
+    return set(cols) & set(md.household_level)
+
+
+def _households(md: Microdata) -> tuple[np.ndarray, np.ndarray]:
+    """Household number of every record (ids in sorted order) and each household's first member."""
+    column = md.household
+    if column is None:  # (only called for files with household-level variables)
+        raise ColumnError("Household-level variables need the household id: pass household=...")
+    codes, levels = encode_column(md.frame.get_column(column))
+    if (codes < 0).any():
+        raise DataError(
+            f"The household column {column!r} has missing values; every record needs a "
+            "household id."
+        )
+    return codes.astype(np.int64), first_index(codes, len(levels))
+
+
 @dataclass
 class _VariableModel:
     name: str
@@ -66,6 +97,7 @@ class _VariableModel:
     levels: pl.Series | None
     observed: np.ndarray  # original codes (categorical) or values (numeric)
     residual_sd: float = 0.0
+    per_household: bool = False  # fitted and drawn on one row per household
 
 
 class Synthesizer:
@@ -111,6 +143,7 @@ class Synthesizer:
         self._models: list[_VariableModel] = []
         self._md: Microdata | None = None
         self._predictor_levels: dict[str, list[Any]] = {}
+        self._predictor_fill: dict[str, tuple[float, bool]] = {}
 
     # ------------------------------------------------------------------ fitting
     def _sequence(self, md: Microdata) -> tuple[list[str], list[str]]:
@@ -151,9 +184,30 @@ class Synthesizer:
                 )
                 parts.append(codes.to_numpy().astype(np.float64)[:, None])
             else:
+                fill, flagged = self._fill_value(c, md)
                 v = s.cast(pl.Float64).to_numpy()
-                parts.append(np.where(np.isnan(v), -1e300, v)[:, None])
+                missing = np.isnan(v)
+                parts.append(np.where(missing, fill, v)[:, None])
+                if flagged:  # missing values: the mean plus an indicator of missingness
+                    parts.append(missing.astype(np.float64)[:, None])
         return np.hstack(parts)
+
+    def _fill_value(self, column: str, md: Microdata) -> tuple[float, bool]:
+        """Imputation value of a numeric predictor (the observed mean when fitting) and
+        whether its missing values get an indicator column."""
+        fills = self.__dict__.setdefault("_predictor_fill", {})
+        if column not in fills:
+            ref = md.frame.get_column(column).cast(pl.Float64)
+            values = ref.to_numpy()
+            if np.isinf(values).any():
+                raise DataError(
+                    f"The predictor {column!r} has infinite values; synthesis needs finite "
+                    "numbers (recode them or drop the column)."
+                )
+            observed = values[~np.isnan(values)]
+            mean = float(observed.mean()) if len(observed) else 0.0
+            fills[column] = (mean, len(observed) < len(values))
+        return fills[column]
 
     def fit(self, data: Any, **roles: Any) -> Synthesizer:
         """Fit the models on the original file (a frame with roles, or a Microdata)."""
@@ -170,10 +224,15 @@ class Synthesizer:
         self._md, self._order, self._kept = md, order, kept
         self._models = []
         self._predictor_levels = {}
-        frame = md.frame
+        self._predictor_fill = {}
+        house = _household_variables(md, order)
+        # household-level variables: fitted on one row per household (its first member's)
+        first = _households(md)[1] if house else np.zeros(0, dtype=np.int64)
         for j, c in enumerate(order):
             predictors = kept + order[:j]
             categorical = _is_categorical(md, c)
+            per_household = c in house
+            frame = md.frame[first] if per_household else md.frame
             s = frame.get_column(c)
             if categorical:
                 codes, levels = encode_column(s.cast(pl.String) if not s.dtype.is_numeric() else s)
@@ -209,7 +268,15 @@ class Synthesizer:
                     resid_sd = float(np.std(target - model.predict(x), ddof=1))
             self._models.append(
                 _VariableModel(
-                    c, categorical, predictors, model, leaf_values, levels, target, resid_sd
+                    c,
+                    categorical,
+                    predictors,
+                    model,
+                    leaf_values,
+                    levels,
+                    target,
+                    resid_sd,
+                    per_household,
                 )
             )
         return self
@@ -229,34 +296,57 @@ class Synthesizer:
         elif others:  # other sizes: the kept variables of records drawn with replacement
             base = base.hstack(md.frame.select(others)[rng.integers(0, md.n_records, n)])
         out = base
+        member = first = None
+        if any(vm.per_household for vm in self._models):
+            # the households of the synthetic records: one draw per household id
+            column = md.household
+            if column is None:  # (fit() marks household-level models only with a household)
+                raise ParameterError("The synthesizer has no household id; call fit() again.")
+            codes, ids = encode_column(out.get_column(column))
+            member, first = codes.astype(np.int64), first_index(codes, len(ids))
         for vm in self._models:
-            if vm.model is None and (not vm.predictors or self.method == "parametric"):
-                values = vm.observed[rng.integers(0, len(vm.observed), n)]
-            elif self.method == "cart":
-                x = self._features(out, vm.predictors, md)
-                if vm.leaf_values is None:
-                    raise ParameterError(
-                        "The synthesizer was fitted with another method; call fit() again "
-                        "after changing 'method'."
-                    )
-                leaves = vm.model.apply(x)
-                leaf_ids, starts, sizes, pool = vm.leaf_values
-                where = np.searchsorted(leaf_ids, leaves)
-                # a random donor of the leaf for every synthetic record, all at once
-                pick = np.minimum((rng.random(n) * sizes[where]).astype(np.int64), sizes[where] - 1)
-                values = pool[starts[where] + pick]
-            elif vm.categorical:
-                x = self._features(out, vm.predictors, md)
-                prob = vm.model.predict_proba(x)
-                cum = np.cumsum(prob, axis=1)
-                pick = (rng.random(n)[:, None] > cum).sum(axis=1)
-                values = vm.model.classes_[np.minimum(pick, len(vm.model.classes_) - 1)]
+            if vm.per_household and member is not None and first is not None:
+                values = self._draw(vm, out[first], len(first), rng, md)[member]
             else:
-                x = self._features(out, vm.predictors, md)
-                values = vm.model.predict(x) + rng.normal(0.0, vm.residual_sd, n)
+                values = self._draw(vm, out, n, rng, md)
             out = out.with_columns(self._decode(vm, values, md))
         columns = [c for c in md.frame.columns if c in out.columns]
         return out.select(columns)
+
+    def _draw(
+        self,
+        vm: _VariableModel,
+        out: pl.DataFrame,
+        n: int,
+        rng: np.random.Generator,
+        md: Microdata,
+    ) -> np.ndarray:
+        """Synthetic values of one variable for the ``n`` rows of ``out``."""
+        if vm.model is None and (not vm.predictors or self.method == "parametric"):
+            values = vm.observed[rng.integers(0, len(vm.observed), n)]
+        elif self.method == "cart":
+            x = self._features(out, vm.predictors, md)
+            if vm.leaf_values is None:
+                raise ParameterError(
+                    "The synthesizer was fitted with another method; call fit() again "
+                    "after changing 'method'."
+                )
+            leaves = vm.model.apply(x)
+            leaf_ids, starts, sizes, pool = vm.leaf_values
+            where = np.searchsorted(leaf_ids, leaves)
+            # a random donor of the leaf for every synthetic record, all at once
+            pick = np.minimum((rng.random(n) * sizes[where]).astype(np.int64), sizes[where] - 1)
+            values = pool[starts[where] + pick]
+        elif vm.categorical:
+            x = self._features(out, vm.predictors, md)
+            prob = vm.model.predict_proba(x)
+            cum = np.cumsum(prob, axis=1)
+            pick = (rng.random(n)[:, None] > cum).sum(axis=1)
+            values = vm.model.classes_[np.minimum(pick, len(vm.model.classes_) - 1)]
+        else:
+            x = self._features(out, vm.predictors, md)
+            values = vm.model.predict(x) + rng.normal(0.0, vm.residual_sd, n)
+        return values
 
     @staticmethod
     def _decode(vm: _VariableModel, values: np.ndarray, md: Microdata) -> pl.Series:
@@ -388,7 +478,10 @@ class Synthesis(ProtectionMethod):
         synthesized = set(syn._order)
         keys = list(md.keys)
         check = not self.allow_replicated_uniques and keys and synthesized & set(keys)
-        if check:
+        house = _household_variables(md, syn._order)
+        if check and house:
+            frame, redraws = self._replace_households(md, syn, frame, keys, rng)
+        elif check:
             bad = replicated_uniques(md, frame, keys).replicated
             for _ in range(check_int(self.max_redraws, "max_redraws", minimum=0)):
                 if not bad.any():
@@ -405,16 +498,59 @@ class Synthesis(ProtectionMethod):
                     raise DataError("Every synthetic record replicates an original unique.")
                 pick = good[rng.integers(0, len(good), int(bad.sum()))]
                 frame = pl.concat([frame.filter(pl.Series(~bad)), frame[pick]])
-        details = {
+        details: dict[str, Any] = {
             "visit_sequence": syn._order,
             "kept": syn._kept,
             "replicated_unique_redraws": redraws,
             "roles_changed": False,
         }
+        if house:
+            details["per_household"] = tuple(c for c in syn._order if c in house)
         return Protected.from_frames(md, frame.select(md.frame.columns), self, details=details)
 
+    def _replace_households(
+        self,
+        md: Microdata,
+        syn: Synthesizer,
+        frame: pl.DataFrame,
+        keys: list[str],
+        rng: np.random.Generator,
+    ) -> tuple[pl.DataFrame, int]:
+        """Redraw replicated uniques household by household, in place (households stay whole).
+
+        A household with a record that replicates an original sample unique is replaced by the
+        same household of a fresh synthetic file (its household-level values drawn once for
+        all members); records still replicating one after ``max_redraws`` are replaced by
+        copies of records that do not (with their household id and household values).
+        """
+        n = md.n_records
+        codes = _households(md)[0]  # (the synthetic records keep the original household ids)
+        position = np.arange(n)
+        bad = replicated_uniques(md, frame, keys).replicated
+        redraws = 0
+        for _ in range(check_int(self.max_redraws, "max_redraws", minimum=0)):
+            if not bad.any():
+                break
+            redraws += 1
+            fresh = syn._generate_one(n, rng)  # the same records and household ids, in order
+            whole = np.isin(codes, codes[bad])
+            frame = pl.concat([frame, fresh])[np.where(whole, position + n, position)]
+            bad = replicated_uniques(md, frame, keys).replicated
+        if bad.any():
+            good = np.flatnonzero(~bad)
+            if len(good) == 0:
+                raise DataError("Every synthetic record replicates an original unique.")
+            rows = position.copy()
+            rows[bad] = good[rng.integers(0, len(good), int(bad.sum()))]
+            frame = frame[rows]
+        return frame, redraws
+
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Same columns and size; no replicated unique unless allowed."""
+        """Same columns and size; no replicated unique unless allowed.
+
+        Synthesised household-level variables are drawn once per household: constant within
+        the synthetic file's households, and not changed afterwards by the household rule.
+        """
         self._require(
             protected.microdata.frame.columns == original.frame.columns,
             "the synthetic file has other columns than the original",
@@ -423,6 +559,15 @@ class Synthesis(ProtectionMethod):
             protected.microdata.n_records == original.n_records,
             "the synthetic file has another number of records than the original",
         )
+        house = sorted(set(protected.details.get("per_household", ())))
+        after_draws = sorted(set(protected.details.get("release_roles", {})) & set(house))
+        if after_draws:
+            self._fail(f"values of {after_draws[0]!r} were changed after the synthesis")
+        for c in house:
+            self._require(
+                protected.microdata.inconsistent_households(c) == 0,
+                f"the household-level variable {c!r} differs within a household",
+            )
         if not self.allow_replicated_uniques and original.keys:
             bad = replicated_uniques(original, protected.microdata, list(original.keys))
             synthesized = set(column_list(self.synthesize, "synthesize")) or set(original.keys)

@@ -228,6 +228,34 @@ def _plots(session: Any, ru_map: Any) -> list[_Plot]:
     return out
 
 
+def _release_context(release: Any, kind: str) -> dict[str, Any] | None:
+    if release is None:
+        return None
+    check = release.check
+    counts = check.counts()
+    sentence = (
+        f"{counts['k_violations']} records break the k-anonymity target, "
+        f"{counts['recoverable_values']} protected values can be read back from other released "
+        f"columns or from the household, and {counts['identifiers']} direct identifiers are in "
+        "the file."
+    )
+    if kind == "external":
+        return {"sentence": sentence}
+    rows: list[tuple[str, str]] = [
+        (label, value if isinstance(value, str) else format_value(value))
+        for label, value in check.summary().rows
+    ]
+    findings = check.to_frame().select("check", "column", "target", "count", "how")
+    return {
+        "ok": check.ok,
+        "refusal": release.refusal(),
+        "rows": rows,
+        "findings": _table(findings),
+        "roles": list(release.roles.items()),
+        "sentence": sentence,
+    }
+
+
 def _external_context(session: Any) -> dict[str, Any]:
     methods = []
     for step in session.history:
@@ -316,6 +344,7 @@ def render_report(
     title: str = "Statistical disclosure control report",
     target: tuple[str, bool] | None = None,
     plots: bool = True,
+    release: Any = None,
 ) -> str:
     """The HTML text of the report of a protection session.
 
@@ -334,6 +363,9 @@ def render_report(
         A risk target as ``(description, met)``, shown in the internal report.
     plots : bool, default True
         Draw the figures of the internal report (False: tables only, much faster).
+    release : sdckit.release.Release, optional
+        The released file and its independent check: the counts go into both reports (the
+        internal one also lists the findings and the release role of every column).
 
     Returns
     -------
@@ -369,6 +401,7 @@ def render_report(
         context.update(_internal_context(session, ru_map, target, plots))
     else:
         context.update(_external_context(session))
+    context["release"] = _release_context(release, kind)
     return _environment().get_template("report.html.j2").render(**context)
 
 
@@ -381,6 +414,7 @@ def write_report(
     title: str = "Statistical disclosure control report",
     target: tuple[str, bool] | None = None,
     plots: bool = True,
+    release: Any = None,
 ) -> Path:
     """Write the HTML report of a session to ``path`` (atomically) and return the path.
 
@@ -398,7 +432,10 @@ def write_report(
     """
     from sdckit.io import atomic_path
 
-    text = render_report(session, kind=kind, ru_map=ru_map, title=title, target=target, plots=plots)
+    text = render_report(
+        session, kind=kind, ru_map=ru_map, title=title, target=target, plots=plots,
+        release=release,
+    )  # fmt: skip
     target_path = Path(path)
     with atomic_path(target_path) as tmp:
         tmp.write_text(text, encoding="utf-8")

@@ -25,7 +25,7 @@ from sdckit._codes import encode_column, first_index
 from sdckit._frames import FrameInfo
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_real
-from sdckit.errors import ColumnError, SdcWarning
+from sdckit.errors import ColumnError, ParameterError, SdcWarning
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.risk._frequencies import FrequencyResult, MissingMode, frequency_counts
 
@@ -61,6 +61,14 @@ def benedetti_franconi_risk(
     numpy.ndarray
         Risk in (0, 1] for every element.
 
+    Raises
+    ------
+    ParameterError
+        ``fk`` and ``Fk`` of different shapes, not finite, ``fk`` below 1, or ``Fk`` below
+        ``fk`` (a weight sum cannot be smaller than the sample count; weights below 1 give
+        that, and :func:`individual_risk` then caps the risk at ``1 / fk`` by passing
+        ``max(Fk, fk)``).
+
     Examples
     --------
     >>> import numpy as np
@@ -69,8 +77,7 @@ def benedetti_franconi_risk(
     [0.17707583, 0.01355297]
     """
     check_choice(method, "method", ("approx", "exact"))
-    f = np.asarray(fk, dtype=np.float64)
-    F = np.asarray(Fk, dtype=np.float64)
+    f, F = _frequencies_checked(fk, Fk)
     p = np.minimum(f / F, 1.0)
     q = 1.0 - p
     risk = np.empty_like(p)
@@ -88,6 +95,42 @@ def benedetti_franconi_risk(
     else:
         risk[other] = p[other] / f[other] * special.hyp2f1(1.0, 1.0, f[other] + 1.0, q[other])
     return risk
+
+
+def _frequencies_checked(fk: Any, Fk: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``fk`` and ``Fk`` as float arrays, or a ParameterError naming the argument at fault."""
+    arrays = []
+    for name, value in (("fk", fk), ("Fk", Fk)):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterError(f"The {name!r} argument must be an array of numbers.") from None
+        if not np.all(np.isfinite(arr)):
+            raise ParameterError(
+                f"The {name!r} argument must hold finite numbers; "
+                f"{int(np.count_nonzero(~np.isfinite(arr)))} element(s) are missing or infinite."
+            )
+        arrays.append(arr)
+    f, F = arrays
+    if f.shape != F.shape:
+        raise ParameterError(
+            "The 'fk' and 'Fk' arguments must have the same shape (one sample frequency and "
+            "one population frequency per key or record)."
+        )
+    n_low = int(np.count_nonzero(f < 1))
+    if n_low:
+        raise ParameterError(
+            f"The 'fk' argument holds sample frequencies, which are at least 1; {n_low} "
+            "element(s) are below 1 (a key combination absent from the sample has no risk)."
+        )
+    n_below = int(np.count_nonzero(f > F))
+    if n_below:
+        raise ParameterError(
+            f"The 'Fk' argument must be at least 'fk' (a population frequency cannot be below "
+            f"the sample frequency); {n_below} element(s) are below it or negative.  With "
+            "sampling weights below 1, pass max(Fk, fk), which caps the risk at 1/fk."
+        )
+    return f, F
 
 
 def risk_threshold(risk: np.ndarray, target: float) -> float:
@@ -239,7 +282,7 @@ def individual_risk_of(freq: FrequencyResult, method: str = "approx") -> Individ
         first = first_index(gid, freq.n_classes)
         per_class = benedetti_franconi_risk(
             freq.fk[first],
-            freq.Fk_hat[first],
+            np.maximum(freq.Fk_hat[first], freq.fk[first]),  # the cap at 1/fk, explicit
             method,  # type: ignore[arg-type]
         )
         risk = per_class[gid]

@@ -17,6 +17,12 @@ with direct addressing or, for large key spaces, a hash table compiled with numb
 enumeration, with "frequency below k" instead of "unique", gives the minimal unsafe combinations of
 :mod:`sdckit.risk.unsafe`.
 
+Missing key values (``missing=``): sdcMicro's ``suda2`` never lets a record's missing variables
+into its MSUs and compares a missing value with other records as a value of its own (equal to
+missing only); this is the default.  ``"category"`` also lets missing values into MSUs (an
+ordinary level), ``"wildcard"`` lets them match any value (sdcMicro's ``freqCalc`` view, the one of
+:func:`~sdckit.risk.frequencies` and of k-anonymity after local suppression).
+
 Variable contributions credit every variable of an MSU with the MSU's weight.  sdcMicro's C++ code
 deviates from this when two items (variable = value) hold for exactly the same records of the
 whole file (it credits such "correlated" items differently); its scores are not affected.
@@ -27,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numba
 import numpy as np
@@ -36,12 +42,16 @@ import polars as pl
 from sdckit._codes import KeyCodes, combine_codes, group_ids
 from sdckit._frames import FrameInfo, from_polars
 from sdckit._results import Summary, records_frame
-from sdckit._validation import check_int, check_real
+from sdckit._validation import check_choice, check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.risk._frequencies import _wildcard_counts
 
 __all__ = ["Suda2Result", "suda2"]
+
+#: The treatments of missing key values (see :func:`suda2`).
+SudaMissing = Literal["sdcmicro", "category", "wildcard"]
+MISSING_MODES: tuple[str, ...] = ("sdcmicro", "category", "wildcard")
 
 # Above this many key variables the bit masks would not fit an int64 comfortably, and the search
 # over 2^m subsets is hopeless anyway.
@@ -417,20 +427,29 @@ def _dis_scores(
     return out
 
 
-def _level_table(codes: KeyCodes, records: np.ndarray, raw: np.ndarray) -> pl.DataFrame:
-    """Per level of each key, the percent of the variable's credited weight (see Suda2Result)."""
+def _level_table(
+    codes: KeyCodes, records: np.ndarray, raw: np.ndarray, missing_level: bool
+) -> pl.DataFrame:
+    """Per level of each key, the percent of the variable's credited weight (see Suda2Result).
+
+    With ``missing_level``, a variable with missing values gets a last row (level null) for the
+    weight credited to its missing values (only ``missing="category"`` credits any).
+    """
     variables: list[str] = []
-    levels: list[str] = []
+    levels: list[str | None] = []
     shares: list[np.ndarray] = []
     for j, name in enumerate(codes.names):
-        level_values = codes.levels[j].cast(pl.String).to_list()
+        level_values: list[str | None] = [str(v) for v in codes.levels[j].cast(pl.String)]
         col = codes.codes[records, j]
         present = col >= 0
         sums = np.bincount(col[present], weights=raw[present, j], minlength=len(level_values))
+        if missing_level and bool((codes.codes[:, j] < 0).any()):
+            level_values.append(None)
+            sums = np.append(sums, float(raw[~present, j].sum()))
         total = float(raw[:, j].sum())
         share = 100.0 * sums / total if total > 0 else np.full(len(level_values), np.nan)
         variables += [name] * len(level_values)
-        levels += [str(v) for v in level_values]
+        levels += level_values
         shares.append(share)
     return pl.DataFrame(
         {
@@ -476,14 +495,19 @@ class Suda2Result:
     dis_fraction : float
         Sampling fraction used by the DIS score.
     sample_uniques : int
-        Records unique on all key variables (missing values compared as a value).
+        Records unique on all key variables (with ``missing="wildcard"`` a missing value matches
+        any value, otherwise it is compared as a value of its own).
     pair_records : int
-        Records whose key combination occurs exactly twice.
+        Records whose key combination occurs exactly twice (with ``missing="wildcard"``: records
+        with frequency 2).
     msu_records, msu_masks : numpy.ndarray
         One entry per MSU: the record's position and the MSU as a bit mask over ``keys``
         (bit ``j`` = ``keys[j]``), sorted by record, size and key order (see :meth:`msus`).
     level_table : polars.DataFrame
         The table of :meth:`level_contributions`.
+    missing : str
+        The treatment of missing key values (``"sdcmicro"``, ``"category"`` or ``"wildcard"``;
+        see :func:`suda2`).
     """
 
     keys: tuple[str, ...]
@@ -502,6 +526,7 @@ class Suda2Result:
     msu_records: np.ndarray = field(repr=False)
     msu_masks: np.ndarray = field(repr=False)
     level_table: pl.DataFrame = field(repr=False, compare=False)
+    missing: str = "sdcmicro"
     frame_info: FrameInfo | None = field(default=None, compare=False)
 
     @property
@@ -533,7 +558,8 @@ class Suda2Result:
         contribution (sdcMicro's ``attribute_level_contributions``).
 
         Columns ``variable``, ``level`` (as text) and ``contribution``; NaN for a variable that
-        is in no MSU.  Returned in the caller's frame type (without a row index).
+        is in no MSU.  With ``missing="category"`` a variable with missing values has a last row
+        with a null level for them.  Returned in the caller's frame type (without a row index).
         """
         if self.frame_info is None:
             return self.level_table
@@ -572,9 +598,15 @@ class Suda2Result:
         for j in np.argsort(-np.nan_to_num(self.contributions, nan=-1.0), kind="stable"):
             rows.append((f"contribution of {self.keys[j]} (%)", float(self.contributions[j])))
         weights = "(M - s)!" if self.original_scores else "IHSN (2^(M-s) - 1) s! (M-s)! / M!"
+        treatment = {
+            "sdcmicro": "never in an MSU, compared as a value of its own (sdcMicro)",
+            "category": "an ordinary level, also in MSUs",
+            "wildcard": "matches any value, never in an MSU",
+        }[self.missing]
         notes = [
             f"key variables: {', '.join(self.keys)}; MSU sizes up to {self.max_size}; "
-            f"weights {weights} with M = {len(self.keys)}; DIS fraction {self.dis_fraction:g}"
+            f"weights {weights} with M = {len(self.keys)}; DIS fraction {self.dis_fraction:g}",
+            f"missing key values ({self.missing!r}): {treatment}",
         ]
         return Summary("SUDA2", rows, notes)
 
@@ -586,6 +618,7 @@ def suda2(
     max_size: int | None = None,
     dis_fraction: float = 0.01,
     original_scores: bool = True,
+    missing: SudaMissing = "sdcmicro",
 ) -> Suda2Result:
     """SUDA scores, DIS-SUDA scores and minimal sample uniques (sdcMicro's ``suda2``).
 
@@ -606,6 +639,25 @@ def suda2(
     original_scores : bool, default True
         True: an MSU of size ``s`` weighs ``(M - s)!`` (Elliot et al. 2002, sdcMicro's default).
         False: the old IHSN weight ``(2^(M-s) - 1) s! (M-s)! / M!``.
+    missing : {"sdcmicro", "category", "wildcard"}, default "sdcmicro"
+        How missing key values are treated.
+
+        * ``"sdcmicro"``: as sdcMicro's ``suda2``.  A record's missing variables are never part
+          of its MSUs; another record matches it on a set of its observed variables only if it
+          has the same observed values there (a missing value matches no observed value).  The
+          sample uniques, the pairs of the DIS score and the duplicates are found with missing
+          as a value of its own (missing equals missing).  With no missing values all three
+          treatments agree.
+        * ``"category"``: missing is an ordinary level, so it can be part of an MSU (a record
+          alone in having a variable missing has that variable as an MSU).  For missing values
+          an intruder can see and use, e.g. "not applicable".  In sdcMicro: recode the missing
+          values to an unused code before calling ``suda2``.
+        * ``"wildcard"``: a missing value matches any value (sdcMicro's ``freqCalc`` and
+          ``measure_risk``, :func:`~sdckit.risk.frequencies`), as for a suppressed value that
+          could be anything.  A record's frequency on a set counts every record that agrees
+          with it wherever both are observed; missing variables are never part of an MSU;
+          sample uniques and pairs are the records with frequency 1 and 2.  A file that is
+          2-anonymous after local suppression then has no MSU.  Not offered by sdcMicro.
 
     Returns
     -------
@@ -613,9 +665,15 @@ def suda2(
 
     Notes
     -----
-    A missing key value is never part of a record's MSUs, and counts as a value of its own when
-    other records are compared (as in sdcMicro).  sdcMicro pads one or two key variables with
-    constant dummies, so its ``M`` is then 3; here ``M`` is always the number of keys.
+    sdcMicro pads one or two key variables with constant dummies, so its ``M`` is then 3; here
+    ``M`` is always the number of keys.  Its R wrapper recodes ``NA`` to the code given by its
+    ``missing`` argument (-999), so a genuine value -999 is missing there too; it also turns
+    non-numeric, non-factor key columns into numbers with ``as.numeric`` (text that is not a
+    number becomes missing) and truncates non-integer numbers: sdckit compares the values
+    themselves.  For DIS-SUDA, sdcMicro's C++ counts as sample uniques only the records alone in
+    their bucket of a 16-bit hash; the count cancels from the formula (the odds are
+    ``P (1 - f) / f``) but enters its single-precision rounding, so its DIS-SUDA scores can
+    differ from these in about the eighth digit, and are NaN when it counts none.
 
     Examples
     --------
@@ -632,6 +690,15 @@ def suda2(
     [0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 6.0, 8.0]
     >>> res.msus(7)
     [('age',), ('gender', 'education')]
+
+    Missing values (record 2 is alone in missing ``a``):
+
+    >>> df = pl.DataFrame({"a": [1, 1, None, 2], "b": [1, 2, 2, 2], "c": [1, 1, 1, 1]})
+    >>> for mode in ("sdcmicro", "category", "wildcard"):
+    ...     print(mode, suda2(df, keys=["a", "b", "c"], missing=mode).score.tolist())
+    sdcmicro [2.0, 1.0, 0.0, 2.0]
+    category [2.0, 1.0, 2.0, 2.0]
+    wildcard [2.0, 0.0, 0.0, 0.0]
     """
     if not isinstance(original_scores, bool):
         raise ParameterError(
@@ -641,13 +708,21 @@ def suda2(
     dis_fraction = check_real(
         dis_fraction, "dis_fraction", minimum=0.0, maximum=1.0, min_inclusive=False
     )
+    check_choice(missing, "missing", MISSING_MODES)
     md: Microdata = as_microdata(data, keys=keys)
     md.require(keys=True, what="SUDA2")
     codes = md.key_codes.codes
     n, m = codes.shape
     max_size = m if max_size is None else check_int(max_size, "max_size", minimum=1, maximum=m)
 
-    sets = _minimal_sets(codes, max_size=max_size, threshold=2, wildcard=False)
+    has_missing = bool((codes < 0).any())
+    search_codes = codes
+    if missing == "category" and has_missing:
+        # missing becomes one more level of each variable (code = number of observed levels)
+        extra = md.key_codes.cardinalities.astype(codes.dtype)
+        search_codes = np.where(codes < 0, extra[None, :], codes)
+    wildcard = missing == "wildcard"
+    sets = _minimal_sets(search_codes, max_size=max_size, threshold=2, wildcard=wildcard)
     weights = _msu_weights(m, original_scores)
     msu_weight = weights[sets.size - 1]
     score = np.bincount(sets.record, weights=msu_weight, minlength=n)
@@ -666,9 +741,13 @@ def suda2(
         contributions = 100.0 * raw_local.sum(axis=0) / total
     else:
         contributions = np.full(m, np.nan)
-    level_table = _level_table(md.key_codes, with_msu, raw_local)
-    sample_uniques = int(np.count_nonzero(sets.group_count == 1))
-    pair_records = int(np.count_nonzero(sets.group_count == 2))
+    level_table = _level_table(md.key_codes, with_msu, raw_local, missing == "category")
+    if wildcard and has_missing:
+        fk = np.rint(_wildcard_counts(codes, None, 1.0)[0]).astype(np.int64)
+    else:
+        fk = sets.group_count
+    sample_uniques = int(np.count_nonzero(fk == 1))
+    pair_records = int(np.count_nonzero(fk == 2))
     dis_score = _dis_scores(score, m, sample_uniques, pair_records, dis_fraction)
     return Suda2Result(
         keys=md.keys,
@@ -691,5 +770,6 @@ def suda2(
         msu_records=sets.record,
         msu_masks=sets.mask,
         level_table=level_table,
+        missing=missing,
         frame_info=md.frame_info,
     )

@@ -6,6 +6,11 @@ values by default; optionally integer values), and checks it against the protect
 sensitivity rules require.  It works on any pattern, also one made by another tool: mark the
 suppressed cells with :meth:`Table.suppress` (and the primaries with levels by
 :func:`~sdckit.tables.apply_rules` or :class:`~sdckit.tables.MarkedCells`).
+
+The linear programs are solved in deviations from the true values (``z = a + d`` with
+``M_S d = 0``), so that rounding in the published totals (weighted tables, values in the
+millions) cannot make them inconsistent, and scaled by a power of two (see
+:mod:`sdckit.tables._lp`); the integer audit works on the values themselves.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import polars as pl
 
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_real
+from sdckit.errors import DataError
 from sdckit.tables._lp import feasibility_intervals
-from sdckit.tables.table import STATUS_NAMES, CellStatus, Table
+from sdckit.tables._output import STATUS_NAMES
+from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["AuditResult", "audit", "singleton_violations"]
 
@@ -30,7 +37,8 @@ class AuditResult:
     Attributes
     ----------
     table : Table
-        The audited table.
+        The audited table, with its verdict recorded (``table.protected`` equals :attr:`ok`), so
+        that a pattern that passes can be written as a published table.
     cells : numpy.ndarray
         Cell numbers of the suppressed cells (primary and secondary).
     minimum, maximum : numpy.ndarray
@@ -151,53 +159,72 @@ def audit(
     (3.0, 6.0)
     """
     tol = check_real(tolerance, "tolerance", minimum=0)
+    check_choice(intervals, "intervals", ("exact", "check"))
     cells = np.flatnonzero(table.suppressed)
     if len(cells) == 0:
         empty = np.zeros(0)
         return AuditResult(
-            table, cells, empty, empty, np.zeros(0, bool), np.zeros(0, bool), integer
+            table.with_verdict(True),
+            cells,
+            empty,
+            empty,
+            np.zeros(0, bool),
+            np.zeros(0, bool),
+            integer,
         )
     m = table.constraint_matrix
-    published = np.ones(table.n_cells, dtype=bool)
-    published[cells] = False
-    rhs = -(m[:, published] @ table.values[published])
-    sub = m[:, cells]
-    check_choice(intervals, "intervals", ("exact", "check"))
+    a = table.values[cells]
+    lb, ub = table.lower_bounds[cells], table.upper_bounds[cells]
+    slack = tol * (1.0 + np.abs(a))
+    if np.any(a < lb - slack) or np.any(a > ub + slack):
+        raise DataError(
+            "A suppressed cell's value lies outside its a priori bounds (lower_bounds / "
+            "upper_bounds); correct the bounds with Table.with_status."
+        )
     primary_cells = table.status[cells] == CellStatus.PRIMARY
     only_primaries = primaries_only or (intervals == "check" and not check_secondary)
     targets = np.flatnonzero(primary_cells) if only_primaries else None
-    requirement = None
-    if intervals == "check" and not integer:
-        a = table.values[cells]
-        tiny = tol * (1.0 + np.abs(a)) * 2.0
-        requirement = (
-            np.where(primary_cells, a - table.lower[cells], np.inf),
-            np.where(primary_cells, a + table.upper[cells], -np.inf),
-            np.where(primary_cells, np.maximum(table.sliding[cells], tiny), tiny),
-            a,
+    if integer:
+        # integer values: the model in the values themselves (counts add up exactly)
+        published = np.ones(table.n_cells, dtype=bool)
+        published[cells] = False
+        rhs = -(m[:, published] @ table.values[published])
+        lo, hi = feasibility_intervals(
+            m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets
         )
-    lo, hi = feasibility_intervals(
-        sub,
-        rhs,
-        rhs,
-        table.lower_bounds[cells],
-        table.upper_bounds[cells],
-        integer=integer,
-        targets=targets,
-        need=requirement,
-    )
-    a = table.values[cells]
+    else:
+        # deviations d = z - a: M_S d = 0 holds exactly, whatever the rounding of the totals
+        zeros = np.zeros(m.shape[0])
+        requirement = None
+        if intervals == "check":
+            tiny = tol * (1.0 + np.abs(a)) * 2.0
+            requirement = (
+                np.where(primary_cells, -table.lower[cells], np.inf),
+                np.where(primary_cells, table.upper[cells], -np.inf),
+                np.where(primary_cells, np.maximum(table.sliding[cells], tiny), tiny),
+                np.zeros(len(cells)),
+            )
+        d_lo, d_hi = feasibility_intervals(
+            m[:, cells],
+            zeros,
+            zeros,
+            np.minimum(lb - a, 0.0),
+            np.maximum(ub - a, 0.0),
+            targets=targets,
+            need=requirement,
+        )
+        lo, hi = a + d_lo, a + d_hi
     eps = tol * (1.0 + np.abs(a))
     exact = (hi - lo) <= eps  # NaN (not computed) compares False
-    primary = table.status[cells] == CellStatus.PRIMARY
     need = (
         (hi >= a + table.upper[cells] - eps)
         & (lo <= a - table.lower[cells] + eps)
         & (hi - lo >= table.sliding[cells] - eps)
         & ~exact
     )
-    protected = np.where(primary, need, ~exact if check_secondary else True)
-    return AuditResult(table, cells, lo, hi, protected, exact, integer)
+    protected = np.where(primary_cells, need, ~exact if check_secondary else True)
+    ok = bool(protected.all())
+    return AuditResult(table.with_verdict(ok), cells, lo, hi, protected, exact, integer)
 
 
 def singleton_violations(table: Table) -> np.ndarray:

@@ -2,6 +2,11 @@
 
 One HiGHS model is built per independent block of unknowns and re-solved with a changed
 objective for the minimum and the maximum of every unknown, so the simplex warm-starts.
+
+Scaling: HiGHS works with absolute tolerances (about 1e-7), so a block whose bounds reach
+millions or billions would be decided at the level of rounding noise.  Every block is divided
+by a power of two (:func:`lp_scale`) that brings its largest finite bound to about 1000, and
+the results are multiplied back; powers of two keep the scaling exact in floating point.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from scipy.sparse.csgraph import connected_components
 
 from sdckit.errors import DataError
 
-__all__ = ["components", "feasibility_intervals", "new_highs"]
+__all__ = ["components", "feasibility_intervals", "lp_scale", "new_highs"]
 
 _INF = highspy.kHighsInf
 _STATE = {"banner": False}
@@ -72,6 +77,27 @@ def new_highs(
     return h
 
 
+def lp_scale(*arrays: np.ndarray, target: float = 1024.0) -> float:
+    """A power of two ``s`` such that the largest finite ``|value| / s`` is about ``target``.
+
+    Examples
+    --------
+    >>> lp_scale(np.array([3e9, 1.0, np.inf])) == 2.0**32 / 1024
+    True
+    >>> lp_scale(np.zeros(2))
+    1.0
+    """
+    peak = 0.0
+    for arr in arrays:
+        a = np.abs(np.asarray(arr, dtype=float))
+        a = a[np.isfinite(a)]
+        if a.size:
+            peak = max(peak, float(a.max()))
+    if peak <= 0.0:
+        return 1.0
+    return float(2.0 ** np.ceil(np.log2(peak))) / target
+
+
 def components(matrix: sp.csr_matrix) -> tuple[int, np.ndarray]:
     """Connected blocks of columns that share a row of ``matrix``."""
     k = matrix.shape[1]
@@ -84,14 +110,19 @@ def components(matrix: sp.csr_matrix) -> tuple[int, np.ndarray]:
 
 
 def _interval_lp(
-    h: highspy.Highs, j: int, n_col: int, sense: highspy.ObjSense, with_point: bool = False
+    h: highspy.Highs,
+    j: int,
+    n_col: int,
+    sense: highspy.ObjSense,
+    with_point: bool = False,
+    scale: float = 1.0,
 ) -> Any:
     h.changeColCost(j, 1.0)
     h.changeObjectiveSense(sense)
     h.run()
     status = h.getModelStatus()
-    value = float(h.getInfo().objective_function_value)
-    point = np.asarray(h.getSolution().col_value) if with_point else None
+    value = float(h.getInfo().objective_function_value) * scale
+    point = np.asarray(h.getSolution().col_value) * scale if with_point else None
     h.changeColCost(j, 0.0)
     if status == highspy.HighsModelStatus.kOptimal:
         return (value, point) if with_point else value
@@ -106,7 +137,11 @@ def _interval_lp(
             "The published cells and the a priori bounds are inconsistent (no table fits them); "
             "check the table's totals and bounds."
         )
-    raise RuntimeError(f"HiGHS stopped with status {h.modelStatusToString(status)}")
+    raise DataError(
+        "The linear programming solver (HiGHS) stopped without an answer "
+        f"({h.modelStatusToString(status)}); the table may be too large or badly scaled for "
+        "an exact audit: try the audit with intervals=\"check\" or split the table."
+    )
 
 
 def _check_block(
@@ -116,6 +151,7 @@ def _check_block(
     need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     lo: np.ndarray,
     hi: np.ndarray,
+    scale: float = 1.0,
 ) -> None:
     """Prove or refute each wanted unknown's requirement, solving as few LPs as possible.
 
@@ -131,14 +167,14 @@ def _check_block(
     for jj, j in enumerate(cols):
         if not want[j]:
             continue
-        tol = 1e-7 * (1.0 + abs(start[j]))
-        width = max(need_width[j], 1e-6 * (1.0 + abs(start[j])))
+        tol = 1e-7 * (scale + abs(start[j]))
+        width = max(need_width[j], 1e-6 * (scale + abs(start[j])))
         done_hi = done_lo = False
         for _ in range(2):
             if not done_hi and (
                 seen_hi[jj] < need_hi[j] - tol or seen_hi[jj] - seen_lo[jj] < width - tol
             ):
-                v, x = _interval_lp(h, jj, n, highspy.ObjSense.kMaximize, True)
+                v, x = _interval_lp(h, jj, n, highspy.ObjSense.kMaximize, True, scale)
                 done_hi = True
                 seen_hi[jj] = v
                 if x is not None:
@@ -148,7 +184,7 @@ def _check_block(
             if not done_lo and (
                 seen_lo[jj] > need_lo[j] + tol or seen_hi[jj] - seen_lo[jj] < width - tol
             ):
-                v, x = _interval_lp(h, jj, n, highspy.ObjSense.kMinimize, True)
+                v, x = _interval_lp(h, jj, n, highspy.ObjSense.kMinimize, True, scale)
                 done_lo = True
                 seen_lo[jj] = v
                 if x is not None:
@@ -228,12 +264,13 @@ def feasibility_intervals(
                     lo[j] = _interval_milp(sub, rl, ru, cl, cu, jj, 1.0)
                     hi[j] = _interval_milp(sub, rl, ru, cl, cu, jj, -1.0)
             continue
-        h = new_highs(sub, rl, ru, cl, cu)
+        s = lp_scale(rl, ru, cl, cu)
+        h = new_highs(sub, rl / s, ru / s, cl / s, cu / s)
         if need is not None:
-            _check_block(h, cols, want, need, lo, hi)
+            _check_block(h, cols, want, need, lo, hi, s)
             continue
         for jj, j in enumerate(cols):
             if want[j]:
-                lo[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMinimize)
-                hi[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMaximize)
+                lo[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMinimize, scale=s)
+                hi[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMaximize, scale=s)
     return lo, hi

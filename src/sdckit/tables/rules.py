@@ -6,6 +6,27 @@ value + upper), a lower level (lower bound at most value - lower) and a sliding 
 interval at least that wide).  :func:`apply_rules` combines rules: a cell is primary if any rule
 flags it, and its levels are the largest any flagging rule asks for.
 
+Weighted tables (``Table.from_microdata(..., weight=...)``, survey data):
+
+* the minimum-frequency rule counts *respondents* (unweighted contributors);
+* the dominance, p% and pq rules use the weighted cell total ``T = sum_i w_i x_i`` and the
+  *expanded* contributions ``w_i x_i``: ``x_1, x_2, ...`` in the formulas below are the
+  largest values of ``w_i x_i`` (what the table's ``top`` holds).  A respondent who dominates
+  a cell dominates its weighted total in the same proportion, so the rules flag the same cells
+  as without weights when all weights are equal, and a single dominant respondent is flagged
+  whatever its weight.  This assumes an intruder who knows the weights (published design
+  weights, take-all strata), for whom ``T - w_2 x_2`` estimates ``w_1 x_1`` as precisely as an
+  unweighted total discloses ``x_1``.
+* tau-ARGUS ("apply weights": libtauargus ``ComputeWeightedScoreCell``; Hundepool et al. 2012,
+  p. 151) and sdcTable (``primarySuppression``: records replicated by their weights rounded
+  alternately up and down) instead treat a respondent of weight ``w_i`` as ``w_i`` virtual
+  contributors of ``x_i``: the largest contribution is the unweighted ``x_1``, counted up to
+  ``w_1`` times among the ``n`` largest.  That protects the population units the sample stands
+  for, not the respondent; with weights of 2 or more it never flags a cell under the
+  (1, k)-dominance rule with k >= 50, which is why sdckit does not follow it.  To reproduce
+  their flags, build the table with ``Table.from_array(..., top=...)`` from virtual
+  contributions.
+
 Every rule follows the protection contract of :mod:`sdckit.protection`: keyword-only parameters
 that ``__init__`` only stores, declared in ``parameters`` and checked when the rule is evaluated
 (an error names the rule and the parameter), and registration in ``registry("rule")`` under its
@@ -132,6 +153,8 @@ def _contributor_counts(table: Table) -> np.ndarray:
 class MinFrequency(SensitivityRule):
     """Minimum frequency: a non-empty cell with fewer than ``threshold`` contributors is unsafe.
 
+    Contributors are respondents: in a weighted table they are counted without their weights.
+
     Parameters
     ----------
     threshold : int, default 3
@@ -194,7 +217,9 @@ class MinFrequency(SensitivityRule):
 class Dominance(SensitivityRule):
     """(n, k)-dominance: unsafe if the ``n`` largest contributions exceed ``k`` % of the cell.
 
-    Protection level (upper and lower): ``(100 / k) * (x_1 + ... + x_n) - T``.
+    Protection level (upper and lower): ``(100 / k) * (x_1 + ... + x_n) - T``.  In a weighted
+    table ``T`` is the weighted total and ``x_1 ... x_n`` are the largest expanded
+    contributions ``w_i x_i`` (see :mod:`sdckit.tables.rules`).
 
     Parameters
     ----------
@@ -250,7 +275,8 @@ class PQRule(SensitivityRule):
     """pq rule: unsafe if ``T - x_1 - x_2 < (p / q) x_1``; level ``(p/q) x_1 - (T - x_1 - x_2)``.
 
     ``p`` is the precision (percent) an intruder must not reach, ``q`` the precision of the
-    prior knowledge (percent; q = 100 gives the p% rule).
+    prior knowledge (percent; q = 100 gives the p% rule).  In a weighted table ``T`` is the
+    weighted total and ``x_1, x_2`` are the two largest expanded contributions ``w_i x_i``.
 
     Parameters
     ----------
@@ -319,7 +345,8 @@ class PQRule(SensitivityRule):
 class PPercent(PQRule):
     """p % rule: unsafe if ``T - x_1 - x_2 < (p / 100) x_1``; level ``p/100 x_1 - (T-x_1-x_2)``.
 
-    The :class:`PQRule` with ``q = 100``.
+    The :class:`PQRule` with ``q = 100``.  In a weighted table ``T`` is the weighted total and
+    ``x_1, x_2`` are the two largest expanded contributions ``w_i x_i``.
 
     Parameters
     ----------

@@ -11,7 +11,6 @@ matrix ``M`` with ``M @ values == 0``.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
@@ -23,11 +22,11 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
-from sdckit._frames import to_polars
 from sdckit._results import Summary
-from sdckit._validation import check_choice, check_columns_exist, check_int, column_list
-from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.microdata import as_microdata
+from sdckit._validation import check_choice
+from sdckit.errors import DataError, ParameterError
+from sdckit.tables._build import frame_cells, microdata_cells
+from sdckit.tables._output import internal_frame, published_frame, write_table
 from sdckit.tables.hierarchy import Hierarchy
 
 __all__ = ["CellStatus", "Table"]
@@ -41,26 +40,6 @@ class CellStatus(IntEnum):
     SECONDARY = 2
     EMPTY = 3
     PROTECTED = 4
-
-
-STATUS_NAMES = np.array(["safe", "primary", "secondary", "empty", "protected"])
-
-
-def _merge_top(ids: np.ndarray, values: np.ndarray, n: int, k: int) -> np.ndarray:
-    """Largest ``k`` values per id (``ids`` in 0..n-1), zero-padded: an ``(n, k)`` array."""
-    top = np.zeros((n, k), dtype=np.float64)
-    keep = np.isfinite(values)
-    ids, values = ids[keep], values[keep]
-    if len(ids) == 0:
-        return top
-    order = np.lexsort((-values, ids))
-    ids_sorted = ids[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(ids_sorted)) + 1]
-    first = np.repeat(starts, np.diff(np.r_[starts, len(ids_sorted)]))
-    rank = np.arange(len(ids_sorted)) - first
-    sel = rank < k
-    top[ids_sorted[sel], rank[sel]] = values[order][sel]
-    return top
 
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -89,6 +68,16 @@ class Table:
         A priori bounds an intruder knows for each cell (default ``[0, inf)`` when every value
         is non-negative, else unbounded).
     kind : {"count", "magnitude"}
+    weighted : bool
+        Built from weighted microdata (values are weighted totals, ``top`` holds the largest
+        expanded contributions ``w_i x_i``, ``n_contributors`` counts respondents).
+    records_dropped : int
+        Records left out for a missing dimension code (``missing="drop"``).
+    protected : bool or None
+        The verdict on the suppression pattern: True when an audit (or the method's own
+        guarantee) found every primary protected, False when it found one that is not, None
+        when unknown (any change of status resets it).  A published export is written only
+        for a protected pattern (an unknown one is audited first).
 
     Examples
     --------
@@ -113,6 +102,9 @@ class Table:
     lower_bounds: np.ndarray
     upper_bounds: np.ndarray
     kind: str = "magnitude"
+    weighted: bool = False
+    records_dropped: int = 0
+    protected: bool | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -233,7 +225,8 @@ class Table:
         """A table given as a frame with one row per cell, totals included.
 
         Cells absent from the frame are empty (value 0).  The totals must add up: a
-        :class:`DataError` names the first total that does not equal the sum of its parts.
+        :class:`DataError` names the first total that does not equal the sum of its parts (by
+        its cell number and positions, never by its codes or value).
 
         Parameters
         ----------
@@ -243,54 +236,17 @@ class Table:
             The dimension columns, or ``column -> hierarchy`` (a flat hierarchy over the codes
             found, with total ``"Total"``, when not given).
         value : str
-            The column of cell values.
+            The column of cell values (numbers; text gives a :class:`DataError`).
         n_contributors, top : str, optional
-            Column of contributor counts; column(s) of the largest contributions.
+            Column of contributor counts; column(s) of the largest contributions (for a
+            weighted table: the largest weighted contributions ``w_i x_i``).
         """
-        frame, _ = to_polars(data)
-        spec = dict(dimensions) if isinstance(dimensions, Mapping) else dict.fromkeys(dimensions)
-        dims = column_list(list(spec), "dimensions")
-        tops = column_list(top, "top")
-        extra = [c for c in (value, n_contributors) if c is not None]
-        check_columns_exist([*dims, *extra, *tops], list(frame.columns), "table")
-        hier = []
-        for d in dims:
-            codes = frame.get_column(d).cast(pl.String)
-            if spec[d] is None:
-                found = [c for c in codes.unique().sort().to_list() if c != "Total"]
-                hier.append(Hierarchy.flat(found))
-            else:
-                hier.append(Hierarchy.coerce(spec[d]))
-        shape = tuple(h.size for h in hier)
-        pos = []
-        for d, h in zip(dims, hier, strict=True):
-            codes = frame.get_column(d).cast(pl.String)
-            mapped = codes.replace_strict(h.index, default=-1, return_dtype=pl.Int64).to_numpy()
-            if np.any(mapped < 0):
-                raise DataError(
-                    f"The dimension column {d!r} has codes that are not in its hierarchy; add "
-                    "them to the hierarchy or drop those rows."
-                )
-            pos.append(mapped)
-        flat = np.ravel_multi_index(tuple(pos), shape)
-        if len(np.unique(flat)) != len(flat):
-            raise DataError("The table lists a cell twice; give each combination of codes once.")
-        n = int(np.prod(shape))
-        vals = np.zeros(n)
-        vals[flat] = frame.get_column(value).cast(pl.Float64).to_numpy()
-        contrib = None
-        if n_contributors is not None:
-            contrib = np.zeros(n, dtype=np.int64)
-            contrib[flat] = frame.get_column(n_contributors).cast(pl.Int64).to_numpy()
-        topa = None
-        if tops:
-            topa = np.zeros((n, len(tops)))
-            topa[flat] = frame.select(tops).cast(pl.Float64).to_numpy()
+        cells = frame_cells(data, dimensions, value, n_contributors=n_contributors, top=top)
         return cls.from_array(
-            vals.reshape(shape),
-            dict(zip(dims, hier, strict=True)),
-            n_contributors=None if contrib is None else contrib.reshape(shape),
-            top=topa,
+            cells.values,
+            dict(zip(cells.dimensions, cells.hierarchies, strict=True)),
+            n_contributors=cells.n_contributors,
+            top=cells.top,
             kind=kind,
             tolerance=tolerance,
         )
@@ -304,6 +260,7 @@ class Table:
         *,
         weight: str | None = None,
         n_top: int = 3,
+        missing: str = "error",
     ) -> Table:
         """Aggregate microdata into a table with every total and sub-total.
 
@@ -318,10 +275,17 @@ class Table:
         value : str, optional
             Numeric column to sum (a magnitude table); None gives a frequency table.
         weight : str, optional
-            Sampling weight: cell values are weighted sums (weighted counts); the contributor
-            counts and largest contributions stay unweighted.
+            Sampling weight.  Cell values are weighted totals ``sum_i w_i x_i`` (weighted
+            counts); the contributor counts stay unweighted (respondents, as the minimum
+            frequency rule counts them); the largest contributions are the largest expanded
+            contributions ``w_i x_i``, which the dominance, p% and pq rules compare with the
+            weighted cell total (see :mod:`sdckit.tables.rules`).
         n_top : int, default 3
             How many largest contributions to keep per cell.
+        missing : {"error", "category", "drop"}, default "error"
+            Records with a missing code in a dimension: an error; a level of its own, coded
+            ``"(missing)"`` (a leaf directly under the total of a given hierarchy); or left out
+            (their number is in :meth:`summary` as "records dropped").
 
         Examples
         --------
@@ -330,85 +294,24 @@ class Table:
         >>> t = Table.from_microdata(df, ["r"], "v")
         >>> t.values.tolist(), t.top[0].tolist()
         ([8.0, 6.0, 2.0], [5.0, 2.0, 1.0])
+        >>> w = df.with_columns(w=pl.Series([1.0, 4.0, 2.0]))
+        >>> tw = Table.from_microdata(w, ["r"], "v", weight="w")
+        >>> tw.values.tolist(), tw.top[0].tolist(), tw.n_contributors.tolist()
+        ([13.0, 9.0, 4.0], [5.0, 4.0, 4.0], [3, 2, 1])
         """
-        spec = dict(dimensions) if isinstance(dimensions, Mapping) else dict.fromkeys(dimensions)
-        dims = column_list(list(spec), "dimensions")
-        if not dims:
-            raise ParameterError("The 'dimensions' parameter needs at least one column.")
-        n_top = check_int(n_top, "n_top", minimum=1)
-        md = as_microdata(data, keys=list(dims), numeric=value, weight=weight, max_levels=10**9)
-        frame = md.frame
-        hier: list[Hierarchy] = []
-        leaf_pos: list[np.ndarray] = []
-        for d in dims:
-            codes = frame.get_column(d)
-            if codes.null_count():
-                raise DataError(
-                    f"The dimension column {d!r} has missing values; every record needs a code."
-                )
-            codes = codes.cast(pl.String)
-            h = Hierarchy.coerce(spec[d], codes.unique().sort().to_list())
-            mapped = codes.replace_strict(h.index, default=-1, return_dtype=pl.Int64).to_numpy()
-            leaves = np.zeros(h.size, dtype=bool)
-            leaves[h.leaves] = True
-            if np.any(mapped < 0) or not np.all(leaves[np.maximum(mapped, 0)]):
-                raise DataError(
-                    f"The dimension column {d!r} has codes that are not leaves of its "
-                    "hierarchy; add them to the hierarchy (as leaves) or recode them."
-                )
-            hier.append(h)
-            leaf_pos.append(mapped)
-        shape = tuple(h.size for h in hier)
-        n_cells = int(np.prod(shape))
-        x = (
-            np.ones(frame.height)
-            if value is None
-            else frame.get_column(value).cast(pl.Float64).to_numpy()
+        cells = microdata_cells(
+            data, dimensions, value, weight=weight, n_top=n_top, missing=missing
         )
-        if not np.all(np.isfinite(x)):
-            raise DataError(
-                f"The value column {value!r} has missing or infinite values; impute or drop them."
-            )
-        w = md.weights()
-        w = np.ones(frame.height) if w is None else w
-        cell = np.ravel_multi_index(tuple(leaf_pos), shape)
-        ids, inverse = np.unique(cell, return_inverse=True)
-        count = np.bincount(inverse).astype(np.float64)
-        total = np.bincount(inverse, weights=w * x)
-        wsum = np.bincount(inverse, weights=w)
-        top = _merge_top(inverse, x, len(ids), n_top)
-        strides = np.array([int(np.prod(shape[j + 1 :])) for j in range(len(shape))])
-        for d, h in enumerate(hier):
-            node = (ids // strides[d]) % shape[d]
-            pair_node, pair_anc = h.ancestor_pairs
-            n_anc = np.bincount(pair_node, minlength=h.size)
-            start = np.r_[0, np.cumsum(n_anc)[:-1]]
-            reps = n_anc[node]
-            row = np.repeat(np.arange(len(ids)), reps)
-            offset = np.arange(len(row)) - np.repeat(np.cumsum(reps) - reps, reps)
-            anc = pair_anc[np.repeat(start[node], reps) + offset]
-            new_cell = ids[row] + (anc - node[row]) * strides[d]
-            ids, inverse = np.unique(new_cell, return_inverse=True)
-            count = np.bincount(inverse, weights=count[row])
-            total = np.bincount(inverse, weights=total[row])
-            wsum = np.bincount(inverse, weights=wsum[row])
-            k = top.shape[1]
-            top_vals = top[row].ravel()
-            top_vals[top_vals == 0] = np.nan  # padding, not a contribution
-            top = _merge_top(np.repeat(inverse, k), top_vals, len(ids), k)
-        full = {name: np.zeros(n_cells) for name in ("count", "total", "wsum")}
-        full["count"][ids], full["total"][ids], full["wsum"][ids] = count, total, wsum
-        full_top = np.zeros((n_cells, n_top))
-        full_top[ids] = top
-        return cls._build(
-            dims,
-            hier,
-            full["wsum"] if value is None else full["total"],
-            n_contributors=np.rint(full["count"]).astype(np.int64),
-            top=full_top,
-            weights=full["wsum"],
-            kind="count" if value is None else "magnitude",
+        table = cls._build(
+            cells.dimensions,
+            cells.hierarchies,
+            cells.values,
+            n_contributors=cells.n_contributors,
+            top=cells.top,
+            weights=cells.weights,
+            kind=cells.kind,
         )
+        return replace(table, weighted=cells.weighted, records_dropped=cells.records_dropped)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -478,12 +381,36 @@ class Table:
         return self._relations[2]
 
     def cell_label(self, cell: int) -> str:
-        """A readable name of a cell, such as ``"region='A', industry='Total'"``."""
+        """A readable name of a cell, such as ``"region='A', industry='Total'"``.
+
+        The codes are data: use this to look a cell up, never in messages or logs that leave
+        the agency (:meth:`cell_position` names a cell without its codes).
+        """
         nodes = self.node_index[cell]
         return ", ".join(
             f"{d}={h.codes[i]!r}"
             for d, h, i in zip(self.dimensions, self.hierarchies, nodes, strict=True)
         )
+
+    def cell_position(self, cell: int) -> str:
+        """A name of a cell without its codes: its number and its position in each dimension.
+
+        Positions count the nodes of each hierarchy in depth-first order, the total first (0).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sdckit.tables import Table
+        >>> t = Table.from_array(np.array([[10, 6, 4], [7, 5, 2], [3, 1, 2]]),
+        ...                      {"row": ["a", "b"], "col": ["x", "y"]})
+        >>> t.cell_position(5)
+        "cell 5 (position 1 in 'row', 2 in 'col')"
+        """
+        nodes = self.node_index[int(cell)]
+        where = ", ".join(
+            f"{int(i)} in {d!r}" for d, i in zip(self.dimensions, nodes, strict=True)
+        )
+        return f"cell {int(cell)} (position {where})"
 
     def cell(self, **codes: str) -> int:
         """The cell number of the cell with the given code in every dimension."""
@@ -498,20 +425,24 @@ class Table:
         return int(np.ravel_multi_index(tuple(nodes), self.shape))
 
     def check_additivity(self, tolerance: float = 1e-6) -> None:
-        """Raise :class:`DataError` naming the first total that is not the sum of its parts."""
+        """Raise :class:`DataError` naming the first totals that are not the sum of their parts.
+
+        A total is named by its cell number and positions (:meth:`cell_position`), never by
+        its codes or value.
+        """
         residual = self.constraint_matrix @ self.values
         scale = 1.0 + np.abs(self.values[self.relation_totals])
         bad = np.flatnonzero(np.abs(residual) > tolerance * scale)
         if len(bad):
             named = "; ".join(
-                f"({self.cell_label(int(self.relation_totals[r]))}) along "
+                f"{self.cell_position(int(self.relation_totals[r]))} along "
                 f"{self.dimensions[int(self.relation_dimensions[r])]!r}"
                 for r in bad[:3]
             )
             more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
             raise DataError(
                 f"A total is not the sum of its parts: {named}{more}; correct the table or its "
-                "hierarchy."
+                "hierarchy (Table.cell_label gives the codes of a cell number)."
             )
 
     # ------------------------------------------------------------------ status
@@ -531,7 +462,10 @@ class Table:
         return self.status == CellStatus.SECONDARY
 
     def with_status(self, **changes: Any) -> Table:
-        """A copy with some attributes replaced (status, protection levels, bounds)."""
+        """A copy with some attributes replaced (status, protection levels, bounds).
+
+        The copy's :attr:`protected` verdict is reset to None (unknown).
+        """
         allowed = {"status", "upper", "lower", "sliding", "lower_bounds", "upper_bounds"}
         unknown = set(changes) - allowed
         if unknown:
@@ -541,13 +475,58 @@ class Table:
             arr = np.asarray(val).ravel().copy()
             if arr.size != self.n_cells:
                 raise ParameterError(f"The {name!r} array needs one entry per cell.")
+            if name == "status" and not np.isin(arr, list(CellStatus)).all():
+                raise ParameterError("The 'status' array must hold CellStatus codes.")
             fixed[name] = arr.astype(np.int8 if name == "status" else np.float64)
-        return replace(self, **fixed)
+        return replace(self, **fixed, protected=None)
+
+    def with_verdict(self, protected: bool | None) -> Table:
+        """A copy recording whether the suppression pattern is protected (see :attr:`protected`).
+
+        Set by the suppression methods and by :func:`~sdckit.tables.audit` (on the table of
+        its result); a published export refuses a pattern recorded as unprotected.
+        """
+        if protected is not None and not isinstance(protected, bool | np.bool_):
+            raise ParameterError("The 'protected' verdict must be True, False or None.")
+        return replace(self, protected=None if protected is None else bool(protected))
+
+    def _cells_mask(self, cells: Any, name: str = "cells") -> np.ndarray:
+        arr = np.asarray(cells)
+        if arr.dtype == bool:
+            if arr.size != self.n_cells:
+                raise ParameterError(
+                    f"A boolean {name!r} mask needs one entry per cell ({self.n_cells})."
+                )
+            return arr.ravel().copy()
+        if arr.size == 0:
+            return np.zeros(self.n_cells, dtype=bool)
+        if not np.issubdtype(arr.dtype, np.integer):
+            if not (np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr))):
+                raise ParameterError(
+                    f"The {name!r} must be cell numbers (integers) or a boolean mask."
+                )
+            arr = arr.astype(np.int64)
+        if arr.min() < 0 or arr.max() >= self.n_cells:
+            raise ParameterError(
+                f"The {name!r} must be cell numbers from 0 to {self.n_cells - 1} (the table "
+                f"has {self.n_cells} cells); a number outside that range was given."
+            )
+        mask = np.zeros(self.n_cells, dtype=bool)
+        mask[arr.ravel()] = True
+        return mask
 
     def suppress(self, cells: Any, status: CellStatus = CellStatus.SECONDARY) -> Table:
-        """A copy with ``cells`` (numbers or a boolean mask) given ``status``."""
+        """A copy with ``cells`` (numbers or a boolean mask) given ``status``.
+
+        Raises
+        ------
+        ParameterError
+            A cell number outside ``0 .. n_cells - 1``, or a mask of the wrong size.
+        """
+        if status not in list(CellStatus):
+            raise ParameterError("The 'status' must be a CellStatus (e.g. CellStatus.SECONDARY).")
         new = self.status.copy()
-        new[np.asarray(cells)] = status
+        new[self._cells_mask(cells)] = status
         return self.with_status(status=new)
 
     def mark_protected(self, cells: Any) -> Table:
@@ -556,55 +535,30 @@ class Table:
 
     # ------------------------------------------------------------------ output
     def to_frame(self, *, status: bool = True) -> pl.DataFrame:
-        """One row per cell: codes, value, contributors, largest contributions, status."""
-        cols: dict[str, Any] = {}
-        for d, (name, h) in enumerate(zip(self.dimensions, self.hierarchies, strict=True)):
-            cols[name] = np.asarray(h.codes, dtype=object)[self.node_index[:, d]].astype(str)
-        cols["value"] = self.values
-        cols["n_contributors"] = self.n_contributors
-        for j in range(self.top.shape[1]):
-            cols[f"top_{j + 1}"] = self.top[:, j]
-        cols["weight_sum"] = self.weights
-        cols["is_total"] = self.is_total
-        if status:
-            cols["status"] = STATUS_NAMES[self.status]
-            cols["upper_level"] = self.upper
-            cols["lower_level"] = self.lower
-            cols["sliding_level"] = self.sliding
-        names = [c.lower() for c in cols]
-        if len(set(names)) != len(names):
-            raise ColumnError("A dimension name clashes with a result column; rename it.")
-        return pl.DataFrame(cols)
+        """One row per cell: codes, value, contributors, largest contributions, status.
+
+        The internal export: it shows which cells are primary.
+        """
+        return internal_frame(self, status=status)
 
     def to_published_frame(self) -> pl.DataFrame:
-        """Codes, published value (null where suppressed) and status (for export)."""
-        frame = self.to_frame().select([*self.dimensions, "value", "status"])
-        return frame.with_columns(
-            pl.when(pl.Series(self.suppressed)).then(None).otherwise(pl.col("value")).alias("value")
-        )
+        """Codes, published value (null where suppressed) and the flag ``suppressed``.
+
+        Every suppressed cell carries the same symbol: the frame does not tell primary from
+        secondary suppressions.
+        """
+        return published_frame(self)
 
     def write(self, path: str | os.PathLike[str], *, published: bool = True) -> Path:
-        """Write the table with its status flags as CSV or Parquet (by suffix), atomically.
+        """Write the table as CSV or Parquet (by suffix), atomically; create the directory.
 
-        With ``published=True`` suppressed values are written as missing.
+        With ``published=True`` (default) the published export is written (suppressed values
+        missing, one ``suppressed`` flag); it is refused with a
+        :class:`~sdckit.errors.VerificationError` when the pattern is not protected (a pattern
+        of unknown status is audited first).  ``published=False`` writes the internal export
+        with every value and status.
         """
-        target = Path(path)
-        suffix = target.suffix.lower()
-        if suffix not in (".csv", ".parquet"):
-            raise ParameterError("The 'path' must end in .csv or .parquet.")
-        frame = self.to_published_frame() if published else self.to_frame()
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            if suffix == ".csv":
-                frame.write_csv(tmp)
-            else:
-                frame.write_parquet(tmp)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        return write_table(self, path, published=published)
 
     def summary(self) -> Summary:
         """Cells, suppressions and their value."""
@@ -614,11 +568,16 @@ class Table:
             ("cells", self.n_cells),
             ("interior cells", int(interior.sum())),
             ("relations", self.constraint_matrix.shape[0]),
+            ("weighted", self.weighted),
             ("empty cells", int(np.sum(self.status == CellStatus.EMPTY))),
             ("primary suppressions", int(self.primary.sum())),
             ("secondary suppressions", int(self.secondary.sum())),
             ("value suppressed (secondary)", float(self.values[self.secondary].sum())),
         ]
+        if self.records_dropped:
+            rows.insert(4, ("records dropped (missing dimension codes)", self.records_dropped))
+        if self.protected is not None:
+            rows.append(("pattern protected", self.protected))
         return Summary(f"{self.kind.capitalize()} table", rows)
 
     def __repr__(self) -> str:

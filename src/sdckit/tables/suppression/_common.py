@@ -6,6 +6,11 @@
   protection level (the attacker-LP-driven heuristic), used to build and to repair patterns;
 * the result object every method returns;
 * the declaration of the ``cost`` parameter and the contract example shared by the methods.
+
+Zero-valued cells (with contributors) may be secondary suppressions: a zero primary often
+needs one (a zero total above it).  Their search cost carries a penalty, so that non-zero cells
+are chosen wherever they protect the primaries.  Empty cells (no contributors) and frozen cells
+are never suppressed.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
 from sdckit.protection import Instance, Options, Param
 from sdckit.tables._audit import AuditResult, audit
-from sdckit.tables._lp import new_highs
+from sdckit.tables._lp import lp_scale, new_highs
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -36,6 +41,7 @@ __all__ = [
     "protect_with_lp",
     "repair",
     "requirements",
+    "search_costs",
 ]
 
 _OPTIMAL = highspy.HighsModelStatus.kOptimal
@@ -58,6 +64,12 @@ class SuppressionResult:
         Total cost of the secondary suppressions under the cost used.
     optimal : bool
         True when the pattern is proven optimal for its cost.
+    protected : bool
+        True when every primary is protected, as an LP audit of the whole pattern (or the
+        optimal method's own proof) found; False when the audit found an under-protected
+        primary or the pattern was not audited (a table above ``repair_limit``; audit it with
+        :func:`~sdckit.tables.audit`).  ``table.protected`` holds the same verdict (None when
+        not audited), and a published export refuses a pattern known to be unprotected.
     seconds : float
         Wall-clock time.
     details : dict
@@ -72,6 +84,7 @@ class SuppressionResult:
     optimal: bool
     seconds: float
     details: dict[str, Any] = field(default_factory=dict)
+    protected: bool = False
 
     def to_frame(self) -> pl.DataFrame:
         """The cells of the protected table with their status."""
@@ -90,6 +103,7 @@ class SuppressionResult:
             ("value of secondaries", self.secondary_value),
             ("cost", self.cost),
             ("proven optimal", self.optimal),
+            ("protected (audited)", self.protected),
             ("seconds", self.seconds),
         ]
         rows += [(k, v) for k, v in self.details.items() if np.isscalar(v)]
@@ -103,9 +117,12 @@ def make_result(
     cost: np.ndarray,
     optimal: bool,
     seconds: float,
+    protected: bool | None = None,
     **details: Any,
 ) -> SuppressionResult:
+    """The result of a method; ``protected`` is the verdict (None: not audited)."""
     new = table.secondary & ~original.suppressed
+    table = table.with_verdict(protected)
     return SuppressionResult(
         table=table,
         method=method,
@@ -115,6 +132,7 @@ def make_result(
         optimal=optimal,
         seconds=seconds,
         details=details,
+        protected=protected is True,
     )
 
 
@@ -158,9 +176,28 @@ def contract_table() -> Table:
     return apply_rules(t, MarkedCells(cells=cells, upper=3))
 
 
-def candidates(table: Table) -> np.ndarray:
-    """Cells that may become secondary suppressions (safe, non-empty, non-zero)."""
-    return (table.status == CellStatus.SAFE) & (table.values != 0)
+def candidates(table: Table, *, zeros: bool = True) -> np.ndarray:
+    """Cells that may become secondary suppressions: safe (non-empty, not frozen) cells.
+
+    ``zeros=False`` leaves out the zero-valued ones.
+    """
+    safe = table.status == CellStatus.SAFE
+    return safe if zeros else safe & (table.values != 0)
+
+
+def search_costs(table: Table, cost: np.ndarray) -> np.ndarray:
+    """The costs a method minimises: ``cost`` plus a penalty on zero-valued candidates.
+
+    The penalty exceeds the cost of all non-zero candidates together, so a zero-valued cell
+    is chosen only where no pattern of non-zero cells protects (the reported cost of a result
+    stays ``cost``).
+    """
+    zero = candidates(table) & (table.values == 0)
+    if not zero.any():
+        return cost
+    others = candidates(table, zeros=False)
+    penalty = float(cost[others].sum()) + float(cost.max(initial=0.0)) + 1.0
+    return np.where(zero, cost + penalty, cost)
 
 
 def requirements(table: Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -204,37 +241,46 @@ def protect_with_lp(
     """
     suppressed = suppressed.copy()
     n = len(cells)
+    if not targets:
+        return suppressed
     ub_all, lb_all = capacities(table)
     ub, lb = ub_all[cells], lb_all[cells]
+    # scaled units: the largest move is about 1000 (HiGHS tolerances are absolute)
+    s = lp_scale(np.array([amount for _, amount in targets]))
+    room = 1e6  # no cell needs to move more than 1000 times the largest protecting move
     usable = suppressed | allowed
-    plus_hi = np.where(usable, np.minimum(ub, 1e12), 0.0)
-    minus_hi = np.where(usable, np.minimum(lb, 1e12), 0.0)
+    plus_hi = np.where(usable, np.minimum(ub / s, room), 0.0)
+    minus_hi = np.where(usable, np.minimum(lb / s, room), 0.0)
     a = sp.hstack([matrix, -matrix]).tocsr()
     zeros = np.zeros(matrix.shape[0])
+    c_cells = cost[cells].astype(float)
+    top = float(c_cells[usable & ~suppressed].max(initial=0.0))
+    unit_cost = c_cells / top if top > 0 else np.ones(n)
+    positive = unit_cost[(unit_cost > 0) & usable & ~suppressed]
+    free = 1e-6 * (float(positive.min()) if positive.size else 1.0)
+    unit = np.where(suppressed, free, unit_cost)
+    c = np.r_[unit, unit]
     h = None
     for pos, amount in targets:
-        scale = max(abs(amount), 1e-9)
-        unit = np.where(suppressed, 1e-6, cost[cells] / scale)
-        c = np.r_[unit, unit]
+        step = amount / s
         lo = np.zeros(2 * n)
         hi = np.r_[plus_hi, minus_hi]
-        if amount >= 0:
-            lo[pos], hi[pos] = amount, max(amount, hi[pos])
+        if step >= 0:
+            lo[pos], hi[pos] = step, max(step, hi[pos])
             hi[n + pos] = 0.0
         else:
-            lo[n + pos], hi[n + pos] = -amount, max(-amount, hi[n + pos])
+            lo[n + pos], hi[n + pos] = -step, max(-step, hi[n + pos])
             hi[pos] = 0.0
         if h is None:
             h = new_highs(a, zeros, zeros, lo, hi, c)
         else:
-            h.changeColsCost(2 * n, np.arange(2 * n, dtype=np.int32), c)
             h.changeColsBounds(2 * n, np.arange(2 * n, dtype=np.int32), lo, hi)
         h.run()
         if h.getModelStatus() != _OPTIMAL:
             continue  # cannot be protected this way (too little room): leave it to the audit
         x = np.asarray(h.getSolution().col_value)
-        size = np.abs(x[:n] - x[n:])
-        moved = (x[:n] + x[n:]) > 1e-7 * (1.0 + scale)
+        size = np.abs(x[:n] - x[n:]) * s
+        moved = (x[:n] + x[n:]) > 1e-7 * (1.0 + abs(step))
         suppressed |= moved & allowed
         if moves is not None:
             np.maximum(moves, np.where(moved, size, 0.0), out=moves)
@@ -262,70 +308,87 @@ def _targets(
     return out
 
 
-def repair(table: Table, cost: np.ndarray, *, max_rounds: int = 5) -> tuple[Table, int]:
+def repair(
+    table: Table, cost: np.ndarray, *, max_rounds: int = 5, method: str = "repair"
+) -> tuple[Table, int, bool]:
     """Audit ``table`` and protect every under-protected primary with the full-table LP.
 
-    Returns the repaired table and the number of cells added.  If primaries stay
-    under-protected (no pattern can protect them, or the rounds ran out), a
-    :class:`~sdckit.errors.SdcWarning` names how many: the pattern must not be published as it is.
+    Returns the repaired table, the number of cells added and the verdict of the last audit
+    (True: every primary protected).
+
+    Raises
+    ------
+    InfeasibleError
+        Some primary cannot be protected by any pattern (named by cell number and position,
+        with the reason and the parameters to change).
+
+    If primaries stay under-protected although a pattern exists (the rounds ran out), a
+    :class:`~sdckit.errors.SdcWarning` says how many and the verdict is False: the pattern
+    must not be published as it is.
     """
+    from sdckit.tables.suppression._diagnose import infeasible_error, unprotectable
+
     added = 0
-    clean = False
     m = table.constraint_matrix
     cells = np.arange(table.n_cells)
+    search = search_costs(table, cost)
+    bad = audit(table, intervals="check").under_protected
     for _ in range(max_rounds):
-        res = audit(table, intervals="check")
-        bad = res.under_protected
         if not len(bad):
-            clean = True
-            break
+            return table, added, True
         prim, up, low, sl = requirements(table)
         keep = np.isin(prim, bad)
         targets = _targets(table, prim[keep], up[keep], low[keep], sl[keep], cells)
-        new = protect_with_lp(table, m, cells, table.suppressed, candidates(table), cost, targets)
+        new = protect_with_lp(table, m, cells, table.suppressed, candidates(table), search, targets)
         fresh = new & ~table.suppressed
         if not fresh.any():
             break
         added += int(fresh.sum())
         table = table.suppress(fresh)
-    if not clean:
-        remaining = audit(table, intervals="check").under_protected
-        if len(remaining):
-            warnings.warn(
-                f"{len(remaining)} primary cell(s) remain under-protected after the repair "
-                "(for example zero cells whose relations cannot move); the audit lists them. "
-                "Do not publish this pattern: change the rules or the table.",
-                SdcWarning,
-                stacklevel=3,
-            )
-    return table, added
+        bad = audit(table, intervals="check").under_protected
+    if not len(bad):
+        return table, added, True
+    impossible = unprotectable(table, candidates(table))
+    if len(impossible):
+        raise infeasible_error(table, impossible, candidates(table), method)
+    warnings.warn(
+        f"{len(bad)} primary cell(s) remain under-protected after the repair although a "
+        "protecting pattern exists; the result is marked protected=False. Do not publish this "
+        "pattern: run repair_suppression on it, or use the optimal method.",
+        SdcWarning,
+        stacklevel=3,
+    )
+    return table, added, False
 
 
 def repair_within_limit(
-    table: Table, original: Table, cost: np.ndarray, repair_limit: int
-) -> tuple[Table, int]:
+    table: Table, original: Table, cost: np.ndarray, repair_limit: int, method: str
+) -> tuple[Table, int, bool | None]:
     """Repair a heuristic pattern by the full-table audit when the table is small enough.
 
+    Returns the table, the cells added and the verdict (None when the pattern was not audited).
     Above ``repair_limit`` cells a :class:`~sdckit.errors.SdcWarning` says the pattern was not
     audited as a whole; ``repair_limit=0`` switches the repair off silently (the caller audits).
     """
     if repair_limit and original.n_cells <= repair_limit:
-        return repair(table, cost)
+        return repair(table, cost, method=method)
     if repair_limit:
         warnings.warn(
             f"The table has {original.n_cells} cells, more than repair_limit={repair_limit}: "
-            "the pattern was not audited as a whole and may leave primaries under-protected. "
-            "Run sdckit.tables._audit on it (and repair_suppression), or raise repair_limit.",
+            "the pattern was not audited as a whole and may leave primaries under-protected "
+            "(protected=False). Audit it (sdckit.tables.audit; a published export audits it "
+            "first), or raise repair_limit.",
             SdcWarning,
             stacklevel=3,
         )
-    return table, 0
+    return table, 0, None
 
 
 def fix_singletons(table: Table, cost: np.ndarray) -> Table:
     """Add the cheapest cell to each relation where a singleton is protected by one cell only."""
     from sdckit.tables._audit import singleton_violations
 
+    cost = search_costs(table, cost)
     for _ in range(10):
         rows = singleton_violations(table)
         if not len(rows):

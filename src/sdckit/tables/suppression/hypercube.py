@@ -8,7 +8,8 @@ with the fewest new suppressions, then the smallest cost, is suppressed; sub-tab
 processed top-down and revisited until no new suppression appears.  If no cube meets the levels
 they are relaxed stepwise (divided by 2 .. 10, then only a non-zero width is asked).  An LP
 audit with repair (on by default for tables up to ``repair_limit`` cells) then guarantees the
-pattern.
+pattern.  Zero-valued cells are corners only of cubes that need them (fewest zero corners
+first); a primary that no pattern can protect raises an InfeasibleError.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def _best_cube(
     cost: np.ndarray,
     levels: tuple[float, float, float],
     existing_only: bool,
+    zero: np.ndarray,
 ) -> np.ndarray | None:
     flat, signs = _cubes(c, shape)
     ok = usable[flat].all(axis=1)
@@ -88,8 +90,9 @@ def _best_cube(
     flat = flat[feasible]
     new = ~supp[flat]
     n_new = new.sum(axis=1)
+    n_zero = (new & zero[flat]).sum(axis=1)  # zero-valued corners only where nothing else works
     total_cost = np.where(new, cost[flat], 0.0).sum(axis=1)
-    best = np.lexsort((total_cost, n_new))[0]
+    best = np.lexsort((total_cost, n_new, n_zero))[0]
     return flat[best]
 
 
@@ -101,12 +104,14 @@ def _protect_subtable(
     ubcap_all: np.ndarray,
     lbcap_all: np.ndarray,
     cost_all: np.ndarray,
+    zero_all: np.ndarray,
 ) -> list[int]:
     shape = cells.shape
     flat_cells = cells.ravel()
     supp = supp_all[flat_cells].copy()
     usable = usable_all[flat_cells] | supp
     ubcap, lbcap = ubcap_all[flat_cells], lbcap_all[flat_cells]
+    zero = zero_all[flat_cells] & ~supp
     marginal = np.zeros(shape, dtype=bool)
     for d in range(len(shape)):
         sl = [slice(None)] * len(shape)
@@ -118,12 +123,12 @@ def _protect_subtable(
         cell = int(flat_cells[local])
         levels = req.get(cell, (0.0, 0.0, 1e-9))
         c = tuple(int(i) for i in np.unravel_index(local, shape))
-        if _best_cube(c, shape, usable, supp, ubcap, lbcap, cost, levels, True) is not None:
+        if _best_cube(c, shape, usable, supp, ubcap, lbcap, cost, levels, True, zero) is not None:
             continue
         choice = None
         for factor in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, np.inf):
             relaxed = (levels[0] / factor, levels[1] / factor, max(levels[2] / factor, 1e-9))
-            choice = _best_cube(c, shape, usable, supp, ubcap, lbcap, cost, relaxed, False)
+            choice = _best_cube(c, shape, usable, supp, ubcap, lbcap, cost, relaxed, False, zero)
             if choice is not None:
                 break
         if choice is None:
@@ -153,6 +158,10 @@ class HypercubeSuppression(TableMethod):
     repair_limit : int, default 20000
         Tables with at most this many cells are audited afterwards and every under-protected
         primary is repaired with the LP heuristic (0 switches the repair off).
+
+    Returns a :class:`SuppressionResult` whose ``protected`` is the verdict of the final
+    audit (False above ``repair_limit``: not audited).  Raises
+    :class:`~sdckit.errors.InfeasibleError` for primaries no pattern can protect.
 
     Examples
     --------
@@ -210,6 +219,7 @@ class HypercubeSuppression(TableMethod):
         }
         ubcap, lbcap = capacities(table)
         usable = candidates(table)
+        zero = usable & (table.values == 0)
         supp = table.suppressed.copy()
         subs = subtables(table)
         passes = 0
@@ -219,7 +229,7 @@ class HypercubeSuppression(TableMethod):
             for cells in subs:
                 if not supp[cells.ravel()].any():
                     continue
-                added = _protect_subtable(cells, supp, usable, req, ubcap, lbcap, w)
+                added = _protect_subtable(cells, supp, usable, req, ubcap, lbcap, w, zero)
                 if added:
                     supp[added] = True
                     changed = True
@@ -228,7 +238,9 @@ class HypercubeSuppression(TableMethod):
         out = table.suppress(supp & ~table.suppressed)
         if self.singletons:
             out = fix_singletons(out, w)
-        out, repaired = repair_within_limit(out, table, w, self.repair_limit)
+        out, repaired, verdict = repair_within_limit(
+            out, table, w, self.repair_limit, "hypercube"
+        )
         return make_result(
             out,
             table,
@@ -236,6 +248,7 @@ class HypercubeSuppression(TableMethod):
             w,
             False,
             time.perf_counter() - start,
+            verdict,
             passes=passes,
             subtables=len(subs),
             repaired=repaired,

@@ -7,7 +7,8 @@ LP on the sub-table's own relations; every cell that fails gets the cheapest pro
 attacker LP allows (the cells through which it can move by its level, found by a min-cost LP on
 the sub-table).  Suppressions propagate to the sub-tables that share the cell, and the passes
 repeat until every sub-table passes its audit.  Tables up to ``repair_limit`` cells are then
-audited as a whole and repaired.
+audited as a whole and repaired; a primary that no pattern can protect raises an
+InfeasibleError.  Zero-valued cells carry a cost penalty (used only where needed).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from sdckit.tables.suppression._common import (
     protect_with_lp,
     repair_within_limit,
     requirements,
+    search_costs,
 )
 from sdckit.tables.suppression._subtables import local_relations, subtables
 from sdckit.tables.table import Table
@@ -49,20 +51,20 @@ def _local_failures(
     flat = cells.ravel()
     r = local_relations(cells.shape)
     pos = np.flatnonzero(supp)
-    pub = ~supp
-    rhs = -(r[:, pub] @ table.values[flat[pub]])
     a = table.values[flat[pos]]
     up, low, sl = need[0][pos], need[1][pos], need[2][pos]
+    zeros = np.zeros(r.shape[0])
+    # in deviations from the true values (consistent whatever the rounding of the totals)
     lo, hi = feasibility_intervals(
         r[:, pos],
-        rhs,
-        rhs,
-        table.lower_bounds[flat[pos]],
-        table.upper_bounds[flat[pos]],
-        need=(a - low, a + up, sl, a),
+        zeros,
+        zeros,
+        np.minimum(table.lower_bounds[flat[pos]] - a, 0.0),
+        np.maximum(table.upper_bounds[flat[pos]] - a, 0.0),
+        need=(-low, up, sl, np.zeros(len(pos))),
     )
     tol = 1e-7 * (1.0 + np.abs(a))
-    ok = (hi >= a + up - tol) & (lo <= a - low + tol) & (hi - lo >= sl - tol)
+    ok = (hi >= up - tol) & (lo <= -low + tol) & (hi - lo >= sl - tol)
     return pos, ok, hi - lo
 
 
@@ -153,13 +155,20 @@ class ModularSuppression(TableMethod):
         SuppressionResult
             ``details`` holds ``subtables``, ``subtable_audits`` (LP audits of sub-tables run)
             and ``subtables_failing`` (sub-tables whose own LP audit fails for the final
-            pattern; 0 when every sub-table is protected).
+            pattern; 0 when every sub-table is protected); ``protected`` is the verdict of
+            the final audit (False above ``repair_limit``: not audited).
+
+        Raises
+        ------
+        InfeasibleError
+            A primary that no pattern can protect (named by cell number and position).
         """
         self.validate_params()
         start = time.perf_counter()
         max_passes = self.max_passes
         marginal_penalty = self.marginal_penalty
         w = cell_costs(table, self.cost)
+        w_search = search_costs(table, w)
         prim, up, low, sl = requirements(table)
         need = np.zeros((3, table.n_cells))
         need[0, prim], need[1, prim], need[2, prim] = up, low, sl
@@ -172,7 +181,7 @@ class ModularSuppression(TableMethod):
         audits = 0
         failing = 0
         passes = 0
-        scratch_cost = w.copy()
+        scratch_cost = w_search.copy()
         is_secondary = np.zeros(table.n_cells, dtype=bool)
         passed: dict[int, tuple[int, float]] = {}
         for _ in range(max_passes):
@@ -204,7 +213,9 @@ class ModularSuppression(TableMethod):
                     index = [slice(None)] * cells.ndim
                     index[d] = 0
                     marginal[tuple(index)] = True
-                scratch_cost[flat] = w[flat] * np.where(marginal.ravel(), marginal_penalty, 1.0)
+                scratch_cost[flat] = w_search[flat] * np.where(
+                    marginal.ravel(), marginal_penalty, 1.0
+                )
                 targets: list[tuple[int, float]] = []
                 for p in pos[~ok]:
                     want_up = max(local_need[0, p], local_need[2, p] - local_need[1, p])
@@ -223,7 +234,7 @@ class ModularSuppression(TableMethod):
                     targets,
                     moves,
                 )
-                scratch_cost[flat] = w[flat]
+                scratch_cost[flat] = w_search[flat]
                 if self.propagate:
                     # the cells that move must be able to move as far in their other sub-tables
                     grow = flat[moves > 0]
@@ -254,7 +265,7 @@ class ModularSuppression(TableMethod):
         out = table.suppress(supp & ~table.suppressed)
         if self.singletons:
             out = fix_singletons(out, w)
-        out, repaired = repair_within_limit(out, table, w, self.repair_limit)
+        out, repaired, verdict = repair_within_limit(out, table, w, self.repair_limit, "modular")
         return make_result(
             out,
             table,
@@ -262,6 +273,7 @@ class ModularSuppression(TableMethod):
             w,
             False,
             time.perf_counter() - start,
+            verdict,
             passes=passes,
             subtables=len(subs),
             subtable_audits=audits,

@@ -19,7 +19,18 @@ def repair_suppression(
 
     Each under-protected primary gets the cheapest cells through which it can move by its
     protection levels in the whole table (a min-cost LP over all relations); the audit is
-    repeated until it passes (at most ``max_rounds`` times).
+    repeated until it passes (at most ``max_rounds`` times).  Zero-valued cells are used only
+    where no non-zero cell protects.
+
+    Returns
+    -------
+    SuppressionResult
+        ``protected`` is the verdict of the final audit.
+
+    Raises
+    ------
+    InfeasibleError
+        A primary that no pattern can protect (named by cell number and position).
 
     Examples
     --------
@@ -34,5 +45,7 @@ def repair_suppression(
     start = time.perf_counter()
     rounds = check_int(max_rounds, "max_rounds", minimum=1)
     w = cell_costs(table, cost)
-    out, added = repair(table, w, max_rounds=rounds)
-    return make_result(out, table, "repair", w, False, time.perf_counter() - start, repaired=added)
+    out, added, verdict = repair(table, w, max_rounds=rounds)
+    return make_result(
+        out, table, "repair", w, False, time.perf_counter() - start, verdict, repaired=added
+    )

@@ -1,0 +1,154 @@
+"""Releasing a protected file: the release plan and the independent release check.
+
+:class:`ReleasePlan` says what happens to every column of the input (released, linked,
+household-level, direct identifier, household id, dropped, not mentioned).  :func:`release`
+applies the plan to a protected file and runs :func:`check_release`, which reads the result as
+an attacker would; :meth:`Release.write` writes the file only when the check passes.
+
+Examples
+--------
+>>> import polars as pl
+>>> from sdckit import Microdata
+>>> from sdckit.release import ReleasePlan, release
+>>> df = pl.DataFrame({"pid": range(6), "sex": [1, 1, 1, 2, 2, 2], "age": [3, 3, 3, 4, 4, 4]})
+>>> md = Microdata(df, keys=["sex", "age"], identifiers=["pid"])
+>>> out = release(md, md, ReleasePlan(), k=3, seed=1)
+>>> out.check.ok, out.frame.columns, out.output.height
+(True, ['sex', 'age'], 6)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from sdckit.errors import VerificationError
+from sdckit.microdata import Microdata
+from sdckit.release._check import ReleaseCheck, ReleaseFinding, ReleaseTarget, check_release
+from sdckit.release._plan import ReleasePlan, new_household_ids
+
+__all__ = [
+    "Release",
+    "ReleaseCheck",
+    "ReleaseFinding",
+    "ReleasePlan",
+    "ReleaseTarget",
+    "check_release",
+    "new_household_ids",
+    "release",
+]
+
+
+@dataclass(frozen=True)
+class Release:
+    """A file ready to leave the building, with the check of what it gives away.
+
+    Attributes
+    ----------
+    frame : polars.DataFrame
+        The released file.
+    check : ReleaseCheck
+    plan : ReleasePlan
+    roles : dict of str to str
+        The release role of every column of the input.
+    """
+
+    frame: pl.DataFrame
+    check: ReleaseCheck
+    plan: ReleasePlan
+    roles: dict[str, str]
+    order: Any = None
+
+    @property
+    def output(self) -> pl.DataFrame:
+        """The file as written: ``frame`` in the plan's record order."""
+        return self.frame if self.order is None else self.frame[self.order]
+
+    @property
+    def unmentioned(self) -> list[str]:
+        """Input columns the plan does not mention (released as they are)."""
+        return [c for c, r in self.roles.items() if r.startswith("not mentioned")]
+
+    def refusal(self) -> str | None:
+        """Why the file must not be written, in one line (None when it may be)."""
+        if self.check.ok:
+            return None
+        for f in self.check.findings:
+            if f.check in ("determined", "household") and self.roles.get(f.column, "").startswith(
+                "not mentioned"
+            ):
+                ways = (
+                    f"declare it linked to {f.target!r} ([roles] linked = {{ {f.column} = "
+                    f'"{f.target}" }}) or drop it ([output] drop = ["{f.column}"])'
+                )
+                return f"{f.how} The job does not mention {f.column!r}: {ways}."
+        return self.check.first_problem()
+
+    def write(self, path: str | Path, **options: Any) -> Path:
+        """Write the file (atomically) if the check passes; raise VerificationError otherwise."""
+        from sdckit.io import write_data
+
+        reason = self.refusal()
+        if reason is not None:
+            raise VerificationError(f"The file is not written: {reason}")
+        target = Path(path)
+        write_data(self.output, target, **options)
+        return target
+
+
+def release(
+    original: Microdata,
+    protected: Microdata,
+    plan: ReleasePlan | None = None,
+    *,
+    k: int | None = None,
+    target: ReleaseTarget | None = None,
+    seed: Any = None,
+) -> Release:
+    """Apply the release plan to ``protected`` and check the result against ``original``.
+
+    Parameters
+    ----------
+    original : Microdata
+        The original file with its roles (keys, linked, household-level, identifiers, ...).
+    protected : Microdata
+        The protected file (same records in the same order).
+    plan : ReleasePlan, optional
+        Default: release every column but the direct identifiers, with a new household id.
+    k : int, optional
+        k-anonymity to check (shortcut for ``target=ReleaseTarget(k=k)``).
+    target : ReleaseTarget, optional
+    seed : int or numpy.random.Generator, optional
+        Seed of the new household ids.
+
+    Returns
+    -------
+    Release
+    """
+    plan = plan or ReleasePlan()
+    if target is None:
+        target = ReleaseTarget(k=k)
+    elif k is not None:
+        raise VerificationError("Give k or target, not both.")
+    from sdckit._validation import check_seed
+
+    rng = check_seed(seed)
+    frame = plan.apply(protected, seed=rng)
+    order = plan.record_order(frame.height, seed=rng)
+    check = check_release(
+        original.frame,
+        frame,
+        keys=original.keys,
+        linked=original.linked,
+        household=original.household,
+        household_level=original.household_level,
+        identifiers=original.identifiers,
+        numeric=original.numeric,
+        weight=original.weight,
+        declared=plan.declared(original),
+        target=target,
+    )
+    return Release(frame=frame, check=check, plan=plan, roles=plan.roles(original), order=order)

@@ -1,0 +1,129 @@
+"""Exports of a :class:`~sdckit.tables.Table`: the internal frame, the published frame, files.
+
+* The **internal** export (``Table.to_frame``, ``Table.write(..., published=False)``) has every
+  cell with its value, contributors, largest contributions, status (``primary``,
+  ``secondary``, ...) and protection levels: for the methodologist only.
+* The **published** export (``Table.to_published_frame``, ``Table.write(..., published=True)``)
+  has the codes, the value (missing where suppressed) and one flag ``suppressed``: every
+  suppressed cell looks the same, so the file does not tell which cells are sensitive.
+
+A published table is written only when its pattern is protected: a table whose suppression
+result is known to be unprotected is refused, and a pattern of unknown status is audited (LP,
+check mode) before it is written.  Every write is atomic (a temporary file renamed over the
+target), and a missing directory is created.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import ColumnError, DataError, ParameterError, VerificationError
+
+if TYPE_CHECKING:
+    from sdckit.tables.table import Table
+
+__all__ = ["internal_frame", "published_frame", "refuse_unprotected", "write_table"]
+
+STATUS_NAMES = np.array(["safe", "primary", "secondary", "empty", "protected"])
+
+
+def _codes(table: Table) -> dict[str, Any]:
+    cols: dict[str, Any] = {}
+    for d, (name, h) in enumerate(zip(table.dimensions, table.hierarchies, strict=True)):
+        cols[name] = np.asarray(h.codes, dtype=object)[table.node_index[:, d]].astype(str)
+    return cols
+
+
+def _check_names(cols: dict[str, Any]) -> None:
+    names = [c.lower() for c in cols]
+    if len(set(names)) != len(names):
+        raise ColumnError("A dimension name clashes with a result column; rename it.")
+
+
+def internal_frame(table: Table, *, status: bool = True) -> pl.DataFrame:
+    """One row per cell: codes, value, contributors, largest contributions, status, levels."""
+    cols = _codes(table)
+    cols["value"] = table.values
+    cols["n_contributors"] = table.n_contributors
+    for j in range(table.top.shape[1]):
+        cols[f"top_{j + 1}"] = table.top[:, j]
+    cols["weight_sum"] = table.weights
+    cols["is_total"] = table.is_total
+    if status:
+        cols["status"] = STATUS_NAMES[table.status]
+        cols["upper_level"] = table.upper
+        cols["lower_level"] = table.lower
+        cols["sliding_level"] = table.sliding
+    _check_names(cols)
+    return pl.DataFrame(cols)
+
+
+def published_frame(table: Table) -> pl.DataFrame:
+    """Codes, the published value (null where suppressed) and the flag ``suppressed``."""
+    cols = _codes(table)
+    hidden = table.suppressed
+    cols["value"] = pl.Series("value", np.where(hidden, np.nan, table.values)).fill_nan(None)
+    cols["suppressed"] = hidden
+    _check_names(cols)
+    return pl.DataFrame(cols)
+
+
+def refuse_unprotected(table: Table, what: str) -> None:
+    """Raise :class:`VerificationError` unless the suppression pattern of ``table`` protects.
+
+    A table with a recorded verdict (``table.protected``) is judged by it; a pattern of unknown
+    status with suppressed cells is audited (check mode) first.
+    """
+    verdict = table.protected
+    if verdict is None and table.suppressed.any():
+        from sdckit.tables._audit import audit
+
+        verdict = audit(table, intervals="check").ok
+    if verdict is False:
+        raise VerificationError(
+            f"The suppression pattern does not protect every primary cell, so the {what} is "
+            "not written: audit it (sdckit.tables.audit), repair it (repair_suppression) or "
+            "choose another method; the internal export (published=False) is still possible."
+        )
+
+
+def write_table(table: Table, path: str | os.PathLike[str], *, published: bool) -> Path:
+    """Write the published or the internal export as CSV or Parquet (by suffix), atomically."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ParameterError("The 'path' must end in .csv or .parquet.")
+    if published:
+        refuse_unprotected(table, "published table")
+    frame = published_frame(table) if published else internal_frame(table)
+    if target.is_dir():
+        raise ParameterError(f"The 'path' {str(target)!r} is a directory; give a file name.")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        raise DataError(
+            f"The directory of {str(target)!r} cannot be created; choose a writable 'path'."
+        ) from None
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if suffix == ".csv":
+            frame.write_csv(tmp)
+        else:
+            frame.write_parquet(tmp)
+        os.replace(tmp, target)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+        raise DataError(
+            f"Writing {str(target)!r} failed (no space or no permission); nothing was written."
+        ) from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
