@@ -70,6 +70,66 @@ def test_demo_figures_match_the_api(tmp_path: Path) -> None:
     assert "k = 3" in external or f"k = {int(fk.min())}" in external
     assert "seed" not in external and "<img" not in external
     assert "demo_report_internal.html" in text and "demo_report_external.html" in text
+    # the release plan: no direct identifier, no column that gives a suppressed value back
+    original = load_demo()
+    for gone in ("person_id", "district", "area", "stratum", "age"):
+        assert gone not in protected.columns
+    assert protected["household_id"].n_unique() == original["household_id"].n_unique()
+    assert "Release check of the file as written: 0 k-anonymity violations, 0 protected" in text
+    assert 'id="release"' in internal and "It may be released." in internal
+    assert "checked independently" in external
+    _assert_nothing_read_back(original, protected)
+
+
+def _assert_nothing_read_back(original, protected) -> None:
+    """An attacker's recount, written here: no released column gives a suppressed key back."""
+    from importlib import resources
+
+    import polars as pl
+
+    from sdckit.jobs import load_job
+    from sdckit.jobs.run import release_seed
+    from sdckit.release import released_order
+
+    with resources.as_file(resources.files("sdckit").joinpath("demo_job.toml")) as path:
+        job = load_job(path)
+    order = released_order(job.release_plan, job.microdata, release_seed(job))
+    aligned = original[order]  # record i of the written file is record order[i]
+    assert aligned["income"].sort().equals(original["income"].sort())
+    keys = DEMO_ROLES["keys"]
+    for t in keys:
+        hidden = protected[t].is_null() & aligned[t].is_not_null()
+        if not hidden.any():
+            continue
+        for c in protected.columns:
+            if c == t or protected[c].n_unique() > 1000:
+                continue
+            # the attacker's rule: every released record with this value of c that shows t
+            # shows the same value (at least ten of them), and it is the hidden one
+            seen = (
+                pl.DataFrame({"c": protected[c], "t": protected[t]})
+                .drop_nulls()
+                .group_by("c")
+                .agg(pl.col("t").n_unique().alias("u"), pl.col("t").first(), pl.len().alias("n"))
+                .filter((pl.col("u") == 1) & (pl.col("n") >= 10))
+            )
+            probe = pl.DataFrame({"c": protected[c], "truth": aligned[t]}).filter(hidden)
+            back = probe.join(seen, on="c").filter(pl.col("t") == pl.col("truth")).height
+            assert back == 0, (c, t, back)
+        # the household: another member shows the hidden value of a household-wide variable
+        constant = (
+            original.group_by("household_id").agg(pl.col(t).n_unique()).get_column(t).max()
+        )
+        if constant != 1:
+            continue
+        members = (
+            pl.DataFrame({"h": protected["household_id"], "t": protected[t]})
+            .drop_nulls()
+            .group_by("h")
+            .agg(pl.col("t").first())
+        )
+        probe = pl.DataFrame({"h": protected["household_id"], "truth": aligned[t]}).filter(hidden)
+        assert probe.join(members, on="h").filter(pl.col("t") == pl.col("truth")).height == 0
 
 
 def test_python_m_sdckit_demo_exits_cleanly(tmp_path: Path) -> None:

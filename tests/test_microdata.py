@@ -151,3 +151,37 @@ def test_key_suppressed_everywhere_by_a_method_is_allowed() -> None:
     md = Microdata(_df(), keys=["a", "b"])
     emptied = md.with_frame(md.frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("a")))
     assert frequencies(emptied).fk.tolist() == [3, 1, 3, 3]
+
+
+def test_nested_key_columns_are_refused_without_a_traceback(tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sdckit.io import read_data
+
+    table = pa.table({"a": [[1], [2], [1]], "b": [{"x": 1}, {"x": 2}, {"x": 1}], "c": [1, 2, 3]})
+    pq.write_table(table, tmp_path / "nested.parquet")
+    frame = read_data(tmp_path / "nested.parquet")
+    for col in ("a", "b"):
+        with pytest.raises(ColumnError, match=f"'{col}' holds nested values"):
+            Microdata(frame, keys=[col, "c"])
+
+
+def test_release_roles_are_validated() -> None:
+    df = pl.DataFrame(
+        {"h": [1, 1, 2, 2], "region": ["a", "a", "b", "c"], "d": [1, 1, 2, 3], "sex": [1, 2, 1, 2]}
+    )
+    with pytest.raises(ColumnError, match="linked to 'sex2'"):
+        Microdata(df, keys=["region", "sex"], linked={"d": "sex2"})
+    with pytest.raises(ColumnError, match="need the household id"):
+        Microdata(df, keys=["region", "sex"], household_level=["region"])
+    with pytest.raises(DataError, match="more than one value in 1 household"):
+        Microdata(df, keys=["region", "sex"], household="h", household_level=["region"])
+    md = Microdata(
+        df.with_columns(pl.Series("region", ["a", "a", "b", "b"])),
+        keys=["region", "sex"], household="h", household_level=["region"], linked={"d": "region"},
+    )  # fmt: skip
+    assert md.linked == {"d": "region"} and md.linked_to("region") == ("d",)
+    assert md.household_level == ("region",)
+    with pytest.raises(ColumnError, match="two roles"):
+        Microdata(df, keys=["region", "sex"], identifiers=["sex"])

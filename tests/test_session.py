@@ -9,6 +9,7 @@ import pytest
 from sdckit.errors import ParameterError
 from sdckit.masking._pram import Pram
 from sdckit.masking._rank_swapping import RankSwapping
+from sdckit.release import ReleasePlan
 from sdckit.session import Session
 
 
@@ -46,9 +47,31 @@ def test_history_figures_and_undo(tmp_path) -> None:
     assert s.original.frame.equals(df)
     # unchanged columns are shared with the original, not copied
     assert s.current.frame["income"].equals(df["income"])
-    out = s.export(tmp_path / "protected.parquet")
+    out = s.export(tmp_path / "protected.parquet", ReleasePlan(order="original"))
     assert pl.read_parquet(out).equals(s.current.frame)
+    shuffled = pl.read_parquet(s.export(tmp_path / "shuffled.parquet", seed=3))
+    assert shuffled.sort(shuffled.columns).equals(s.current.frame.sort(shuffled.columns))
     assert "Protection session" in str(s.summary())
+
+
+def test_export_refuses_a_file_that_gives_values_back(tmp_path) -> None:
+    from sdckit.errors import VerificationError
+    from sdckit.masking import LocalSuppression
+
+    df = pl.DataFrame(
+        {
+            "region": ["a"] * 6 + ["b"] * 6 + ["c"],
+            "district": [1] * 6 + [2] * 6 + [3],
+            "sex": [1, 2] * 6 + [1],
+        }
+    )
+    s = Session(df, keys=["region", "sex"])
+    s.apply(LocalSuppression(k=2, block_inference=False))
+    assert s.current.frame["region"].null_count() > 0
+    with pytest.raises(VerificationError, match="'district' gives back"):
+        s.export(tmp_path / "out.csv")
+    assert not (tmp_path / "out.csv").exists()
+    assert s.release(ReleasePlan(drop=["district"])).check.ok
 
 
 def test_undo_without_steps() -> None:

@@ -27,6 +27,7 @@ from sdckit._results import Summary
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import Protected, ProtectionMethod
+from sdckit.release import Release, ReleasePlan, ReleaseTarget
 from sdckit.risk.assessment import DEFAULT_KS, RiskAssessment, assess_risk
 from sdckit.utility.assessment import UtilityAssessment, assess_utility
 
@@ -226,10 +227,53 @@ class Session:
     def _repr_html_(self) -> str:
         return self.summary().as_html()
 
-    def export(self, path: str | Path, **options: Any) -> Path:
-        """Write the current file (atomically) in the format given by the file extension."""
-        from sdckit.io import write_data
+    def release(
+        self,
+        plan: ReleasePlan | None = None,
+        *,
+        k: int | None = None,
+        target: ReleaseTarget | None = None,
+        seed: Any = None,
+    ) -> Release:
+        """The current file as it would be released, with the independent release check.
 
-        target = Path(path)
-        write_data(self.current.frame, target, **options)
-        return target
+        Parameters
+        ----------
+        plan : ReleasePlan, optional
+            Default: every column but the direct identifiers, a new random household id, the
+            records in a random order.
+        k : int, optional
+            k-anonymity the released file must have.
+        target : ReleaseTarget, optional
+            All the bounds (instead of ``k``).
+        seed : int or numpy.random.Generator, optional
+            Seed of the new household ids and the record order.
+
+        Returns
+        -------
+        sdckit.release.Release
+            ``release.check`` counts what an attacker can read back; ``release.write(path)``
+            writes the file only when it may be released.
+        """
+        from sdckit.release import release
+
+        return release(self._original, self.current, plan, k=k, target=target, seed=seed)
+
+    def export(
+        self,
+        path: str | Path,
+        plan: ReleasePlan | None = None,
+        *,
+        k: int | None = None,
+        seed: Any = None,
+        **options: Any,
+    ) -> Path:
+        """Release the current file and write it (atomically) if the release check passes.
+
+        Raises
+        ------
+        VerificationError
+            The release check found something an attacker can read back (the message says
+            what and how to fix it); nothing is written.
+        """
+        return self.release(plan, k=k, seed=seed).write(Path(path), **options)

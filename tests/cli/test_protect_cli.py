@@ -319,3 +319,51 @@ def test_any_wrong_parameter_type_is_a_one_line_parameter_error(value: object) -
         assert not well_typed or value < 1  # only a bad type or a bad value is refused
     else:
         assert well_typed and value >= 1
+
+
+def test_a_valid_job_is_not_refused_by_a_trial_on_a_slice(tmp_path: Path, census_csv: Path) -> None:
+    """Microaggregation with k = 350 on 400 records is valid (the old 300-row trial refused it)."""
+    steps = (
+        '[[steps]]\nmethod = "microaggregation"\nk = 350\nvariables = ["income"]\n'
+        'params = { method = "univariate" }\n'
+    )
+    text = job_text(census_csv, steps=steps).replace("[target]\nk = 3\n", "[target]\n")
+    text = text.replace('[input]\nfile = "', '[input]\nrows = 400\nfile = "')
+    job = load_job(write_job(tmp_path, text.replace("max_global_risk_pct = 5.0", "k = 2")))
+    assert job.steps[0].method.k == 350 and job.data.height == 400
+
+
+def test_an_unmentioned_column_that_gives_values_back_stops_the_release(
+    tmp_path: Path, census_csv: Path
+) -> None:
+    text = job_text(census_csv).replace('drop = ["district", "area", "stratum", "age"]', "")
+    code, stdout, stderr = run("protect", write_job(tmp_path, text))
+    assert code == 1
+    assert "Traceback" not in stdout + stderr
+    line = stderr.strip()
+    assert line.count("\n") == 0 and "not written" in line
+    assert "declare it linked to 'region'" in line and "drop it ([output] drop = [" in line
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["internal.html"]
+    internal = (out / "internal.html").read_text(encoding="utf-8")
+    assert "must NOT be released" in internal and "not mentioned" in internal
+
+
+def test_keep_and_household_bounds(tmp_path: Path, census_csv: Path) -> None:
+    keep = '["household_id", "region", "sex", "age_group", "marital_status", "education", "weight"]'
+    text = job_text(census_csv).replace(
+        'drop = ["district", "area", "stratum", "age"]', f"keep = {keep}\nhousehold_id = \"drop\""
+    )
+    text = text.replace("[output]\nk", "[output]\nk")
+    text = text.replace("max_global_risk_pct = 5.0", "max_household_risk_pct = 50.0")
+    text = text.replace('numeric = ["income", "expenditure"]', "")
+    code, stdout, stderr = run("protect", write_job(tmp_path, text))
+    assert code == 0, stderr
+    written = read_data(tmp_path / "out" / "protected.csv")
+    assert written.columns == ["region", "sex", "age_group", "marital_status", "education", "weight"]
+    assert "household risk (%)" in stdout
+    tight = text.replace("max_household_risk_pct = 50.0", "max_household_risk_pct = 0.0001")
+    code, _, stderr = run("protect", write_job(tmp_path, tight))
+    assert code == 1 and "misses the risk target" in stderr
+    both = text.replace('household_id = "drop"', 'household_id = "drop"\ndrop = ["age"]')
+    assert_one_line_error(*run("protect", write_job(tmp_path, both)), "not both")

@@ -19,7 +19,7 @@ from sdckit.errors import ColumnError, InfeasibleError, ParameterError, Verifica
 from sdckit.masking._microaggregation import Microaggregation
 from sdckit.masking._pram import Pram, generate_transition, pram_estimate
 from sdckit.masking._rank_swapping import RankSwapping
-from sdckit.masking.noise import AddNoise, _household_noise
+from sdckit.masking.noise import AddNoise
 from sdckit.masking.shuffling import Shuffling
 from sdckit.masking.synthetic import Synthesis
 from sdckit.protection import Protected
@@ -115,7 +115,11 @@ def test_household_microaggregation_groups_households(
     md = _microdata(frame, keys=["sex", "age"], strata="st" if with_strata else None)
     variables = ["hh_income", "rent"] + (["income"] if with_person else [])
     algorithm = Microaggregation(
-        k=k, method=method, aggregate=aggregate, variables=variables, iterations=10  # type: ignore[arg-type]
+        k=k,
+        method=method,
+        aggregate=aggregate,
+        variables=variables,
+        iterations=10,  # type: ignore[arg-type]
     )
     per_stratum = (
         frame.group_by("st").agg(pl.col("hid").n_unique()).get_column("hid").to_numpy()
@@ -123,18 +127,26 @@ def test_household_microaggregation_groups_households(
         else np.array([n_households])
     )
     if k > n_households:
-        with pytest.raises(ParameterError, match="'k'.*households"):
+        with pytest.raises(ParameterError, match="'k' parameter must be <= the number of"):
             algorithm.apply(md)
         return
     if (per_stratum < k).any() or (with_person and (frame.height < k)):
         with pytest.raises(InfeasibleError, match=f"fewer than k={k}"):
             algorithm.apply(md)
         return
-    try:
-        result = algorithm.apply(md)
-    except InfeasibleError as error:  # univariate: too few households with a value of rent
-        assert method == "univariate" and missing and "households with a value" in str(error)
+    heads = frame.group_by("hid").first()
+    with_rent = (
+        heads.filter(pl.col("rent").is_not_null())
+        .group_by("st" if with_strata else pl.lit(0))
+        .len()
+        .get_column("len")
+        .to_numpy()
+    )
+    if method == "univariate" and ((with_rent > 0) & (with_rent < k)).any():
+        with pytest.raises(InfeasibleError, match=r"'rent' has fewer than k=.* households with"):
+            algorithm.apply(md)
         return
+    result = algorithm.apply(md)
     algorithm.verify(md, result)
     out = result.microdata.frame
     _constant_within_households(result, ["hh_income", "rent"])
@@ -170,9 +182,7 @@ def test_household_means_are_means_over_households() -> None:
     assert result.details["household_group_sizes"].tolist() == [3, 3]
     assert result.details["group_sizes"].tolist() == [7, 3]  # records per group
     # SSE on the records' z-scores around the released means (households 1..3 -> 2.0)
-    z = (frame["hh_income"].to_numpy() - frame["hh_income"].mean()) / frame["hh_income"].std(
-        ddof=0
-    )
+    z = (frame["hh_income"].to_numpy() - frame["hh_income"].mean()) / frame["hh_income"].std(ddof=0)
     released = (result.data["hh_income"].to_numpy() - frame["hh_income"].mean()) / frame[
         "hh_income"
     ].std(ddof=0)
@@ -266,25 +276,40 @@ def test_pram_draws_once_per_household_and_keeps_the_control() -> None:
     changed = frame["region"] != out["region"]
     assert result.changed["region"] == int(changed.sum())
     households_changed = frame.filter(changed)["hid"].unique()
-    assert int(changed.sum()) == frame.filter(pl.col("hid").is_in(households_changed)).height
+    assert (
+        int(changed.sum()) == frame.filter(pl.col("hid").is_in(households_changed.implode())).height
+    )
     again = method.apply(md).microdata.frame
     assert again.equals(out)
 
 
 def test_pram_estimate_stays_unbiased_with_household_draws() -> None:
-    frame = _households(6, 80)
+    frame = _households(6, 200)
     md = _microdata(frame)
     levels = ["east", "north", "south", "west"]
     t = np.array([(frame["region"] == lv).sum() for lv in levels], dtype=float)
     p = generate_transition(4, min_diagonal=0.7, diagonal="fixed")
-    estimates = []
-    for seed in range(150):
-        out = Pram(variables=["region"], transition=p, invariant=False, seed=seed).apply(md)
-        released = np.array([(out.data["region"] == lv).sum() for lv in levels], dtype=float)
-        estimates.append(pram_estimate(released, p).estimate)
+    estimates, errors, naive = [], [], []
+    for seed in range(200):
+        out = Pram(variables=["region"], transition=p, invariant=False, seed=seed).apply(md).data
+        released = np.array([(out["region"] == lv).sum() for lv in levels], dtype=float)
+        # per released category: the sum over households of the squared household size
+        households = out.group_by("hid").agg(pl.col("region").first(), pl.len().alias("size"))
+        squares = households.group_by("region").agg((pl.col("size") ** 2).sum())
+        by_level = dict(squares.iter_rows())
+        squared = np.array([by_level.get(lv, 0.0) for lv in levels], dtype=float)
+        estimate = pram_estimate(released, p, squared_sizes=squared)
+        estimates.append(estimate.estimate)
+        errors.append(estimate.standard_error)
+        naive.append(pram_estimate(released, p).standard_error)
     estimates = np.array(estimates)
-    se = estimates.std(axis=0, ddof=1) / np.sqrt(len(estimates))
-    assert np.all(np.abs(estimates.mean(axis=0) - t) < 3.5 * se)
+    spread = estimates.std(axis=0, ddof=1)
+    assert np.all(np.abs(estimates.mean(axis=0) - t) < 3.5 * spread / np.sqrt(len(estimates)))
+    # members move together: the record formula understates the spread, the household one not
+    np.testing.assert_allclose(np.mean(errors, axis=0), spread, rtol=0.25)
+    assert np.all(np.mean(naive, axis=0) < 0.75 * spread)
+    with pytest.raises(ParameterError, match="'squared_sizes'"):
+        pram_estimate(released, p, squared_sizes=[-1.0, 0.0, 0.0, 0.0])
 
 
 def test_pram_verify_catches_values_changed_after_the_draws() -> None:
@@ -337,6 +362,8 @@ def test_noise_per_household(method: str, rule: str) -> None:
 
 
 def test_household_noise_has_the_covariance_asked() -> None:
+    from sdckit.masking.noise import _household_noise
+
     rng = np.random.default_rng(0)
     a = rng.normal(size=(4, 4))
     cov = a @ a.T
@@ -375,7 +402,7 @@ def test_balance_edit_with_a_household_level_total_needs_household_components() 
     md2 = _microdata(frame2.with_columns(total=pl.col("total").max().over("hid")),
                      numeric=["income", "hh_income", "total"],
                      household_level=[*HOUSEHOLD_LEVEL, "total"])  # fmt: skip
-    with pytest.raises(ColumnError, match="'total'.*'income' is not household-level"):
+    with pytest.raises(ColumnError, match=r"'total'.*'income' is not household-level"):
         AddNoise(balance=[("total", ["hh_income", "income"])]).apply(md2)
 
 

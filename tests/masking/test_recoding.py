@@ -78,6 +78,38 @@ def test_global_recode_strict_and_errors() -> None:
         GlobalRecoding(mapping={"v": {1.0: 0.0}}).apply(df, numeric=["v"])
 
 
+def test_global_recode_text_keys_that_read_as_the_same_number() -> None:
+    md = Microdata(pl.DataFrame({"code": [1, 2, 3, 1]}), keys=["code"])
+    # a job file gives mapping keys as text: "01" and "1" are one number of an integer column
+    with pytest.raises(ParameterError) as info:
+        GlobalRecoding(mapping={"code": {"01": 9, "1": 8, "2": 7}}).apply(md)
+    message = str(info.value)
+    assert message.startswith("2 old values of the mapping of 'code' are the same number")
+    assert "Int64" in message
+    assert "01" not in message and "'1'" not in message  # category codes are data: not quoted
+    with pytest.raises(ParameterError, match=r"4 old values .* same number"):
+        GlobalRecoding(mapping={"code": {"01": 9, "1": 9, "2": 9, "002": 1}}).apply(md)
+    with pytest.raises(ParameterError, match=r"2 old values .* same number"):
+        GlobalRecoding(mapping={"code": {"1": 0, 1: 5}}).apply(md)
+    floats = Microdata(pl.DataFrame({"v": [1.0, 2.5]}))
+    with pytest.raises(ParameterError, match=r"2 old values .* same number .*\(Float64\)"):
+        GlobalRecoding(mapping={"v": {"1.0": 0, "1": 0}}).apply(floats)
+    # text keys that are distinct numbers recode, and verify reads them the same way
+    method = GlobalRecoding(mapping={"code": {"01": 9, "2": 9}})
+    result = method.apply(md)
+    assert result.data["code"].to_list() == [9, 9, 3, 9]
+    method.verify(md, result)
+    # a float column recoded to an integer target is verified by number, not by text
+    method = GlobalRecoding(mapping={"v": {"2.5": 0}})
+    result = method.apply(floats)
+    assert result.data["v"].to_list() == [1.0, 0.0]
+    method.verify(floats, result)
+    # a text column with a number next to text among the old values: a clear error
+    text = Microdata(pl.DataFrame({"t": ["1", "2"]}))
+    with pytest.raises(ParameterError, match="'t' lists old values of another type"):
+        GlobalRecoding(mapping={"t": {1: "a", "1": "b"}}).apply(text)
+
+
 def test_global_recode_verify_detects_wrong_target() -> None:
     df = pl.DataFrame({"a": [1, 2, 3]})
     method = GlobalRecoding(mapping={"a": {1: 0}})

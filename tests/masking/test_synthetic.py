@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
 from sdckit import Microdata
 from sdckit.datasets import load_demo
-from sdckit.errors import ColumnError, ParameterError, VerificationError
+from sdckit.errors import ColumnError, DataError, ParameterError, VerificationError
 from sdckit.masking.synthetic import Synthesis, Synthesizer, synthesize
 from sdckit.protection import Protected
 from sdckit.risk import replicated_uniques
@@ -98,3 +99,37 @@ def test_predictor_levels_are_those_of_the_fit() -> None:
     means = dict(out.group_by("region").agg(pl.col("y").mean()).iter_rows())
     assert means["b"] == pytest.approx(100.0)
     assert means["c"] == pytest.approx(200.0)
+
+
+@pytest.mark.parametrize("method", ["cart", "parametric"])
+def test_missing_values_of_a_numeric_predictor(method: str) -> None:
+    # the predictor's missingness carries information: y is 1000 where hours is missing
+    rng = np.random.default_rng(4)
+    n = 600
+    hours = rng.uniform(0, 60, n)
+    missing = rng.random(n) < 0.3
+    y = np.where(missing, 1000.0, 10 * hours) + rng.normal(0, 5, n)
+    df = pl.DataFrame(
+        {"hours": np.where(missing, np.nan, hours), "y": y, "sex": rng.integers(1, 3, n)}
+    )
+    df = df.with_columns(pl.col("hours").fill_nan(None))
+    md = Microdata(df, keys=["sex"], numeric=["hours", "y"])
+    synth = Synthesis(synthesize=["y"], method=method, seed=2)
+    result = synth.apply(md)
+    synth.verify(md, result)
+    out = result.data
+    assert out["hours"].equals(df["hours"])  # the predictor is kept as it was
+    assert out.filter(pl.col("hours").is_null())["y"].mean() == pytest.approx(1000.0, rel=0.02)
+    observed = df.filter(pl.col("hours").is_not_null())["y"].mean()
+    assert out.filter(pl.col("hours").is_not_null())["y"].mean() == pytest.approx(
+        observed, rel=0.05
+    )
+    assert synth.apply(md).data.equals(out)
+    # every value missing, and an infinite value
+    empty = df.with_columns(hours=pl.lit(None, dtype=pl.Float64))
+    Synthesis(synthesize=["y"], method=method, seed=2).apply(Microdata(empty, numeric=["y"]))
+    infinite = df.with_columns(hours=pl.col("hours").fill_null(float("inf")))
+    with pytest.raises(DataError, match="'hours' has infinite values"):
+        Synthesis(synthesize=["y"], method=method, seed=2).apply(
+            Microdata(infinite, numeric=["hours", "y"])
+        )

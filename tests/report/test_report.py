@@ -26,6 +26,7 @@ from sdckit.utility import ru_map
 PRAM_SEED = 987_654_321
 NOISE_SEED = 123_457
 NOISE_LEVEL = 37.5
+MAX_RISK = 0.003  # a share of records: 0.3 % in the reports
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,10 @@ def session() -> Session:
 @pytest.fixture(scope="module")
 def ru(session: Session):  # type: ignore[no-untyped-def]
     candidates = {f"suppression k={k}": LocalSuppression(k=k) for k in (2, 3, 5)}
-    return ru_map(session.original, candidates, risk="global_risk", loss="share_changed")
+    # the original file's global risk is 3 %: k = 3 and k = 5 are admissible, k = 3 is the best
+    return ru_map(
+        session.original, candidates, risk="global_risk", loss="share_changed", max_risk=MAX_RISK
+    )
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +111,8 @@ def test_external_report_publishes_no_confidential_detail(
     k = int(frequencies(session.current).fk.min())
     assert f"k = {k}" in text
     share = session.history[-1].figures["share_keys_changed"]
-    assert f"{100 * share:.1f} %" in text
+    row = "<th>share of key values changed or suppressed (%)</th>"
+    assert f'{row}<td class="num">{100 * share:.1f}</td>' in text
     # no small count (number of suppressions, uniques) and no record value
     final = session.history[-1].figures
     original = session.initial_figures
@@ -159,6 +164,156 @@ def test_describe_step_is_general() -> None:
     assert describe_step("Microaggregation", ["a", "b"]) == Microaggregation.describe(["a", "b"])
     assert "a, b" in describe_step("Microaggregation", ["a", "b"])
     assert describe_step("made-up method", ["x"]) == "The method 'made-up method' was applied to x."
+
+
+# ---------------------------------------------------------------------------- review fixes
+def section(text: str, ident: str) -> str:
+    part = text[text.index(f'id="{ident}"') :]
+    return part[: part.index("</section>")]
+
+
+def figures_rows(text: str) -> dict[str, list[str]]:
+    """The figures table of the internal report: label -> the cells of every state."""
+    table = section(text, "risk")
+    rows = re.findall(r"<tr><th>([^<]+)</th>((?:<td class=\"num\">[^<]*</td>)+)</tr>", table)
+    return {html.unescape(label): re.findall(r">([^<]*)</td>", cells) for label, cells in rows}
+
+
+def number(cell: str) -> float:
+    return float(cell.replace(",", ""))
+
+
+def test_one_unit_per_measure_in_tables_and_plots(session: Session, ru, reports) -> None:  # type: ignore[no-untyped-def]
+    from sdckit.report._html import _figures
+
+    text = reports["internal"].read_text(encoding="utf-8")
+    rows = figures_rows(text)
+    first, last = session.initial_figures, session.history[-1].figures
+    # shares and risks in percent, labelled so, in every state
+    share = rows["share of key values changed (%)"]
+    assert number(share[-1]) == pytest.approx(100 * last["share_keys_changed"], rel=1e-3)
+    risk = rows["global risk (%)"]
+    assert number(risk[0]) == pytest.approx(first["global_risk_pct"], rel=1e-3)
+    highest = rows["highest individual risk (%)"]
+    assert number(highest[0]) == pytest.approx(100 * first["highest_risk"], rel=1e-3)
+    assert "global household risk (%)" in rows and "household risk pct" not in rows
+    # never the same measure as a fraction: no unlabelled share anywhere in the report
+    for label in ("share of key values changed", "share of changed values", "global risk"):
+        assert f">{label}<" not in text, label
+    categorical = section(text, "utility")
+    assert f'<th>share of key values changed (%)</th><td class="num">{share[-1]}</td>' in (
+        categorical
+    )
+    assert "<th>share changed (%)</th>" in categorical and "<th>share_changed</th>" not in text
+    # the R-U map: table and axes in the unit of the figures table, the original point at the
+    # global risk (%) of the original file
+    ru_table = section(text, "ru-map")
+    assert "<th>global risk (%)</th>" in ru_table
+    assert "<th>share of key values changed (%)</th>" in ru_table
+    assert "maximum tolerable risk: global risk (%)</th><td>0.300</td>" in ru_table
+    figures = {caption.split(" (")[0]: fig for fig, caption in _figures(session, ru)}
+    ax = figures["R-U confidentiality map"].axes[0]
+    assert ax.get_xlabel() == "disclosure risk: global risk (%)"
+    assert ax.get_ylabel() == "information loss: share of key values changed (%)"
+    star = next(c for c in ax.collections if c.get_label() == "original")
+    assert star.get_offsets()[0][0] == pytest.approx(first["global_risk_pct"])
+    # the risk distributions: the same percent, the global risk (%) of the table as a line
+    for name, figures_of in (("original", first), ("protected", last)):
+        fig = figures[f"Individual re-identification risk of the {name} file"]
+        rax = fig.axes[0]
+        assert rax.get_xlabel().startswith("individual re-identification risk (%")
+        means = [ln.get_xdata()[0] for ln in rax.lines if "global risk" in str(ln.get_label())]
+        assert means == [pytest.approx(figures_of["global_risk_pct"])]
+        assert rax.get_xlim()[1] == pytest.approx(100 * max(first["highest_risk"],
+                                                             last["highest_risk"]))  # fmt: skip
+
+
+def test_risk_histograms_share_range_bins_and_log_scales(session: Session) -> None:
+    from sdckit.report._html import _figures
+
+    before, after = (fig for fig, caption in _figures(session, None)[:2])
+    a, b = before.axes[0], after.axes[0]
+    assert a.get_xlim() == b.get_xlim() and a.get_ylim() == b.get_ylim()
+
+    def edges(ax) -> list[float]:  # type: ignore[no-untyped-def]
+        return sorted({round(p.get_x(), 12) for p in ax.patches})
+
+    assert edges(a) == edges(b) and len(edges(a)) == 40
+    # the risks span decades: log risk axis and log counts, said on the axes
+    assert a.get_xscale() == b.get_xscale() == "log"
+    assert a.get_yscale() == b.get_yscale() == "log"
+    assert a.get_xlabel().endswith("log scale)") and a.get_ylabel() == "records (log scale)"
+    assert a.get_title() != b.get_title()
+
+
+def test_pram_transition_matrices_only_in_the_internal_report(session: Session, reports) -> None:  # type: ignore[no-untyped-def]
+    internal = reports["internal"].read_text(encoding="utf-8")
+    external = reports["external"].read_text(encoding="utf-8")
+    step = session.history[0]
+    details = step.result.details
+    levels = details["levels"]["marital_status"]
+    matrices = details["transition"]["marital_status"]
+    assert len(matrices) > 1  # one per stratum
+    part = section(internal, "transition-matrices")
+    tables = re.findall(r'<table class="matrix"[^>]*>(.*?)</table>', part, flags=re.S)
+    assert len(tables) == len(matrices)
+    strata = set(session.original.frame.get_column("stratum").unique().to_list())
+    for table, matrix in zip(tables, matrices, strict=True):
+        caption = re.search(r"<caption>stratum ([^<]+)</caption>", table)
+        assert caption is not None and caption.group(1) in strata
+        header = re.findall(r'<th class="col">([^<]+)</th>', table)
+        assert header == levels  # released categories as columns
+        rows = re.findall(r'<tr><th class="row">([^<]+)</th>(.*?)</tr>', table)
+        assert [label for label, _ in rows] == levels  # original categories as rows
+        for (_, cells), expected in zip(rows, matrix, strict=True):
+            values = re.findall(r'<td class="num[^"]*">([^<]+)</td>', cells)
+            assert values == [f"{v:.3f}" for v in expected]
+    # the matrix is confidential: nothing of it in the external report
+    assert 'id="transition-matrices"' not in external and "transition" not in external.lower()
+    assert not re.search(r">0\.\d{3}<", external)
+    for stratum in strata:
+        assert stratum not in external
+
+
+def test_best_candidate_is_marked_in_table_and_plot(session: Session, ru, reports) -> None:  # type: ignore[no-untyped-def]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from sdckit import plots
+
+    assert ru.best == "suppression k=3"  # k=2 has less loss but more than the maximum risk
+    text = reports["internal"].read_text(encoding="utf-8")
+    part = section(text, "ru-map")
+    best_rows = re.findall(r'<tbody class="best"[^>]*><tr><td>([^<]+)</td>', part)
+    assert best_rows == ["suppression k=3"]
+    assert re.search(r"tbody\.best td \{ font-weight: (700|bold)", text)
+    fig = plots.ru_map_plot(ru)
+    ax = fig.axes[0]
+    point = ru.points.filter(ru.points["candidate"] == ru.best)
+    marks = [c for c in ax.collections if c.get_gid() == "ru-best"]
+    assert len(marks) == 1 and "recommended: suppression k=3" in marks[0].get_label()
+    assert marks[0].get_offsets()[0].tolist() == pytest.approx(
+        [100 * point["risk"][0], 100 * point["loss"][0]]
+    )
+    labels = {t.get_gid(): t for t in ax.texts}
+    assert labels["ru-label:suppression k=3"].get_fontweight() == "bold"
+    assert labels["ru-label:suppression k=2"].get_fontweight() == "normal"
+    limit = [ln for ln in ax.lines if ln.get_gid() == "ru-max-risk"]
+    assert len(limit) == 1 and limit[0].get_xdata()[0] == pytest.approx(100 * MAX_RISK)
+    assert "0.3 %" in limit[0].get_label()
+    # every label inside the axes and none over another
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    inside = ax.get_window_extent(renderer)
+    assert all(inside.contains(b.x0, b.y0) and inside.contains(b.x1, b.y1) for b in boxes)
+    assert not any(b.overlaps(c) for i, b in enumerate(boxes) for c in boxes[i + 1 :])
+    # without a maximum risk: no line, the least loss circled (not "recommended")
+    free = ru_map(session.original, {"k=2": LocalSuppression(k=2)}, risk="global_risk",
+                  loss="share_changed")  # fmt: skip
+    ax = plots.ru_map_plot(free).axes[0]
+    assert not [ln for ln in ax.lines if ln.get_gid() == "ru-max-risk"]
+    assert [c.get_label() for c in ax.collections if c.get_gid() == "ru-best"] == [
+        "least loss: k=2"
+    ]
 
 
 # ---------------------------------------------------------------------------- real browser

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate
 
-from sdckit.errors import ParameterError
+from sdckit.errors import ParameterError, SdcWarning
 from sdckit.risk import household_risk, individual_risk
 from sdckit.risk.individual import benedetti_franconi_risk, risk_threshold
 
@@ -62,6 +62,34 @@ def test_unweighted_risk_is_one_over_fk() -> None:
 def test_p_equal_one_gives_one_over_f() -> None:
     r = benedetti_franconi_risk(np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 4.0]))
     np.testing.assert_allclose(r, [1.0, 0.5, 0.25])
+
+
+@pytest.mark.parametrize(
+    ("fk", "Fk", "argument", "values"),
+    [
+        ([0.0, 2.0], [10.0, 20.0], "'fk'", ["0.0", "10.0"]),
+        ([3.0, 2.0], [2.5, 20.0], "'Fk'", ["2.5", "3.0"]),
+        ([1.0, 1.0], [-5.0, 0.0], "'Fk'", ["-5", "0.0"]),
+        ([1.0, np.nan], [3.0, 4.0], "'fk'", ["nan", "3.0"]),
+        ([1.0, 2.0], [3.0, np.inf], "'Fk'", ["3.0", "2.0"]),
+        ([1.0, 2.0], [3.0], "'fk' and 'Fk'", ["3.0"]),
+    ],
+)
+def test_benedetti_franconi_rejects_impossible_frequencies(fk, Fk, argument, values) -> None:
+    with pytest.raises(ParameterError, match=argument) as info:
+        benedetti_franconi_risk(np.array(fk), np.array(Fk))
+    message = str(info.value)
+    assert not any(v in message for v in values), message  # no value of the arguments
+
+
+def test_weights_below_one_are_capped_as_before() -> None:
+    df = pl.DataFrame({"a": [1, 1, 2, 2, 3], "w": [0.5, 0.4, 3.0, 2.0, 0.7]})
+    with pytest.warns(SdcWarning, match="capped at 1/fk"):
+        res = individual_risk(df, keys=["a"], weight="w")
+    # classes 1 and 3 have a weight sum below their count: 1/fk; class 2 the usual risk
+    two = benedetti_franconi_risk(np.array([2.0]), np.array([5.0]))[0]
+    assert res.risk.tolist() == [0.5, 0.5, two, two, 1.0]
+    assert res.Fk_hat.tolist() == pytest.approx([0.9, 0.9, 5.0, 5.0, 0.7])
 
 
 @pytest.mark.parametrize(

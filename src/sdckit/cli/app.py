@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from sdckit import __version__
+from sdckit.cli.check import check_command
 from sdckit.cli.protect import protect_command
 from sdckit.cli.risk import risk_command
 from sdckit.cli.table import table_command
@@ -25,6 +26,7 @@ app = typer.Typer(
 app.command("risk")(risk_command)
 app.command("protect")(protect_command)
 app.command("table")(table_command)
+app.command("check")(check_command)
 
 
 def _show_version(value: bool) -> None:

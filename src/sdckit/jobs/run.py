@@ -19,7 +19,7 @@ from sdckit.release import Release
 from sdckit.risk.assessment import RiskAssessment, assess_risk
 from sdckit.session import Session
 
-__all__ = ["SUMMARY_FIGURES", "JobResult", "Progress", "run_job"]
+__all__ = ["SUMMARY_FIGURES", "JobResult", "Progress", "release_seed", "run_job"]
 
 #: The figures of a job's console summary, in order.
 SUMMARY_FIGURES = (
@@ -142,7 +142,7 @@ def _run_ru_map(job: Job, session: Session, progress: Progress) -> Any:
     )
 
 
-def _release_seed(job: Job) -> Any:
+def release_seed(job: Job) -> Any:
     """The seed of the new household ids: derived from the job's seed (fresh without one)."""
     import numpy as np
 
@@ -193,7 +193,7 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
         session.current,
         job.release_plan,
         target=job.target.for_release() if job.target is not None else ReleaseTarget(),
-        seed=_release_seed(job),
+        seed=release_seed(job),
     )
     report("Release check", 1, 1)
     refusal = released.refusal()

@@ -219,7 +219,8 @@ def _households(md: Microdata) -> tuple[np.ndarray, np.ndarray]:
 class Microaggregation(ProtectionMethod):
     """Replace numeric values by group means (or medians) of groups of at least ``k`` records.
 
-    See the module docstring for the methods, strata and missing values.
+    See the module docstring for the methods, strata, missing values and household-level
+    variables (aggregated per household, in groups of at least ``k`` households).
 
     Parameters
     ----------
@@ -730,7 +731,9 @@ def microaggregation(
         The aggregated data; ``details`` holds ``groups`` (group id per record, or per record
         and variable for ``"univariate"``; -1 for a missing value there), ``group_sizes``,
         ``information_loss`` (100 SSE/SST on z-scores) and ``suppressed`` (values made
-        missing because their group had fewer than ``k`` observed values).
+        missing because their group had fewer than ``k`` observed values).  With
+        household-level variables also ``household_groups``, ``household_group_sizes``,
+        ``household_level`` and ``household_information_loss`` (see the module docstring).
 
     Examples
     --------

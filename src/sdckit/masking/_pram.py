@@ -15,7 +15,8 @@ household's first member's value is drawn from the matrix of that member's strat
 every member, so released values are constant within households and the matrices describe them
 (nothing is changed afterwards by the household rule of the release roles).  The matrices are
 built from person counts, so the invariant matrix keeps the expected *person* frequencies and
-``T* P^-1`` on person counts stays unbiased (with a larger variance: members move together).
+``T* P^-1`` on person counts stays unbiased, with a larger variance since members move together
+(give :func:`pram_estimate` the released ``squared_sizes`` for the right standard errors).
 Control of combinations redraws the whole household of a record that breaks it, and restores
 the original values of every member of a household that still breaks it (``reverted_records``
 counts those members).
@@ -161,11 +162,23 @@ class PramEstimate:
         return np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
 
 
-def pram_estimate(released: Any, transition: Any) -> PramEstimate:
+def pram_estimate(released: Any, transition: Any, *, squared_sizes: Any = None) -> PramEstimate:
     """Estimate original category frequencies from released ones: ``T* P^-1``.
 
     ``Var(T*) = sum_k T_k (diag(P_k) - P_k^T P_k)`` evaluated at the estimate, and
     ``Var(T_hat) = P^-T Var(T*) P^-1`` (methods.md M9).
+
+    Parameters
+    ----------
+    released : array-like
+        Released frequency of each category (persons), in the order of the matrix.
+    transition : array-like
+        The transition matrix used.
+    squared_sizes : array-like, optional
+        For a household-level variable (drawn once per household, so members move together):
+        per released category, the sum over households of the squared household size.  The
+        variance then uses ``S_k`` (its estimate ``squared_sizes P^-1``) in place of ``T_k``;
+        without it, the standard errors of a household-level variable are too small.
 
     Examples
     --------
@@ -177,6 +190,10 @@ def pram_estimate(released: Any, transition: Any) -> PramEstimate:
     """
     p = _check_matrix(transition)
     t_star = np.asarray(released, dtype=np.float64)
+    if t_star.shape != (p.shape[0],):
+        raise ParameterError(
+            "The 'released' frequencies must give one number per category of the transition matrix."
+        )
     try:
         p_inv = np.linalg.inv(p)
     except np.linalg.LinAlgError:
@@ -186,6 +203,14 @@ def pram_estimate(released: Any, transition: Any) -> PramEstimate:
         ) from None
     est = t_star @ p_inv
     t_pos = np.clip(est, 0.0, None)
+    if squared_sizes is not None:
+        squares = np.asarray(squared_sizes, dtype=np.float64)
+        if squares.shape != t_star.shape or not np.all(np.isfinite(squares)) or (squares < 0).any():
+            raise ParameterError(
+                "The 'squared_sizes' must be non-negative numbers, one per category of the "
+                "transition matrix."
+            )
+        t_pos = np.clip(squares @ p_inv, 0.0, None)
     var_star = np.diag(t_pos @ p) - (p.T * t_pos) @ p
     cov = p_inv.T @ var_star @ p_inv
     return PramEstimate(estimate=est, covariance=cov)

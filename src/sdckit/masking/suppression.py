@@ -177,7 +177,7 @@ def close_inferences(
 
     A suppressed value of key ``j`` in record ``r`` is read back from key ``c`` when at least
     ``witnesses`` released records share ``r``'s value of ``c``, show key ``j``, and all show
-    ``r``'s original value (young children give back a suppressed education "none"), or when
+    the same value (young children give back a suppressed education "none"), or when
     ``c`` determines ``j`` in the whole file (a classification, as district gives region).  Then
     ``c`` is suppressed in ``r`` as well; repeated until nothing is read back.  With missing
     values as wildcards this never lowers ``fk``.
@@ -210,7 +210,9 @@ def close_inferences(
                 np.maximum.at(high, rc[vis], rj[vis])
                 homogeneous = (count >= witnesses) & (low == high)
                 at = np.where(rc >= 0, rc, 0)
-                hit = cells & (rc >= 0) & homogeneous[at] & (low[at] == codes[:, j])
+                # the value read back may be the true one even when this file's value is not
+                # (an earlier perturbation): any homogeneous group counts
+                hit = cells & (rc >= 0) & homogeneous[at]
                 if determines[c, j]:  # c gives j back everywhere (a classification)
                     hit |= cells & (rc >= 0)
                 if hit.any():

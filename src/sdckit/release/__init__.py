@@ -39,6 +39,7 @@ __all__ = [
     "check_release",
     "new_household_ids",
     "release",
+    "released_order",
 ]
 
 
@@ -97,6 +98,19 @@ class Release:
         target = Path(path)
         write_data(self.output, target, **options)
         return target
+
+
+def released_order(plan: ReleasePlan, original: Microdata, seed: Any) -> Any:
+    """The record order :func:`release` gives a file of ``original`` with this seed.
+
+    ``written[i]`` is record ``order[i]`` of the original (None: the original order).  Used to
+    check a written file again (``sdckit check``); needs the seed the release used.
+    """
+    from sdckit._validation import check_seed
+
+    rng = check_seed(seed)
+    frame = plan.apply(original, seed=rng)  # draws the household ids first, as release() does
+    return plan.record_order(frame.height, seed=rng)
 
 
 def release(

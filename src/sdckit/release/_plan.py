@@ -169,7 +169,6 @@ class ReleasePlan:
             frame = frame.with_columns(new_household_ids(md.frame.get_column(hh), seed))
         return frame
 
-
     def record_order(self, n_records: int, *, seed: Any = None) -> np.ndarray | None:
         """The positions of the records in the written file (None: the input's order)."""
         if self.order == "original":

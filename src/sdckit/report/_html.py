@@ -13,10 +13,10 @@ from typing import Any, Literal
 import jinja2
 import numpy as np
 import polars as pl
-from markupsafe import Markup
 
 from sdckit import __version__
-from sdckit._results import format_value
+from sdckit._codes import encode_column, first_index, group_ids
+from sdckit._results import Summary, format_value
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata
@@ -25,21 +25,41 @@ __all__ = ["describe_step", "render_report", "write_report"]
 
 ReportKind = Literal["internal", "external"]
 
-_FIGURE_LABELS = {
-    "records": "records",
-    "sample_uniques": "sample uniques",
-    "k2_violations": "records violating 2-anonymity",
-    "k3_violations": "records violating 3-anonymity",
-    "k5_violations": "records violating 5-anonymity",
-    "expected_reidentifications": "expected re-identifications",
-    "global_risk_pct": "global risk (%)",
-    "highest_risk": "highest individual risk",
-    "sse_sst_pct": "SSE/SST of numeric variables (%)",
-    "il1s": "IL1s of numeric variables",
-    "share_keys_changed": "share of key values changed",
-    "key_values_suppressed": "key values suppressed",
+#: The figures of the steps, by name: (label with its unit, factor from the value to the unit).
+#: Every risk and share is shown in percent, here and in the figures (see sdckit.plots).
+_FIGURES: dict[str, tuple[str, float]] = {
+    "records": ("records", 1.0),
+    "sample_uniques": ("sample uniques (records)", 1.0),
+    "k2_violations": ("records violating 2-anonymity", 1.0),
+    "k3_violations": ("records violating 3-anonymity", 1.0),
+    "k5_violations": ("records violating 5-anonymity", 1.0),
+    "expected_reidentifications": ("expected re-identifications (persons)", 1.0),
+    "global_risk_pct": ("global risk (%)", 1.0),
+    "highest_risk": ("highest individual risk (%)", 100.0),
+    "household_expected_reidentifications": (
+        "expected re-identifications through households (persons)",
+        1.0,
+    ),
+    "household_risk_pct": ("global household risk (%)", 1.0),
+    "sse_sst_pct": ("SSE/SST of numeric variables (%)", 1.0),
+    "il1s": ("IL1s of numeric variables", 1.0),
+    "share_keys_changed": ("share of key values changed (%)", 100.0),
+    "key_values_suppressed": ("key values suppressed", 1.0),
 }
-
+_L_DIVERSITY = {
+    "l_distinct_": "smallest distinct l-diversity of {}",
+    "l_entropy_": "smallest entropy l-diversity of {}",
+    "l_recursive_": "smallest recursive (c, l)-diversity of {}",
+}
+#: Rows of the utility summaries shown with the label (and unit) of the figures table.
+_SUMMARY_ROWS: dict[str, tuple[str, float]] = {
+    "share of changed values": _FIGURES["share_keys_changed"],
+    "values suppressed": _FIGURES["key_values_suppressed"],
+    "SSE/SST (%)": _FIGURES["sse_sst_pct"],
+    "IL1s (size-corrected, per value)": _FIGURES["il1s"],
+}
+#: Columns of the per-variable utility tables that are shares: shown in percent.
+_PERCENT_COLUMNS = {"share_changed": "share changed (%)"}
 _ROLE_LABELS = {
     "keys": "key variables",
     "numeric": "numeric variables",
@@ -113,11 +133,58 @@ def _render_png(fig: Any, title: str) -> _Plot:
     return _Plot(title, base64.b64encode(buffer.getvalue()).decode("ascii"), width, height)
 
 
+def _format_pct(value: float) -> str:
+    """A percentage with three significant digits and at least two decimals (0.0814, 16.01)."""
+    v = float(value)
+    if not np.isfinite(v):
+        return "n/a"
+    if v == 0:
+        return "0"
+    decimals = max(2, 2 - int(np.floor(np.log10(abs(v)))))
+    return f"{v:,.{decimals}f}"
+
+
+def _format_measure(value: Any, label: str, factor: float = 1.0) -> str:
+    """A value in the unit of its label: percent (``... (%)``) or as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if label.endswith("(%)"):
+        return _format_pct(float(value) * factor)
+    return format_value(value if factor == 1.0 else float(value) * factor)
+
+
+def _figure_label(key: str) -> tuple[str, float]:
+    if key in _FIGURES:
+        return _FIGURES[key]
+    for prefix, text in _L_DIVERSITY.items():
+        if key.startswith(prefix):
+            rest = key[len(prefix) :]
+            return text.format("the sensitive variables" if rest == "multi" else rest), 1.0
+    return key.replace("_", " "), 1.0
+
+
 def _table(frame: pl.DataFrame, caption: str = "") -> dict[str, Any]:
+    """A frame as a table; share columns (``_PERCENT_COLUMNS``) in percent, labelled so."""
+    columns = [_PERCENT_COLUMNS.get(c, c) for c in frame.columns]
     rows = [
-        [v if isinstance(v, str) else format_value(v) for v in row] for row in frame.iter_rows()
+        [
+            _format_measure(v, label, 100.0 if name in _PERCENT_COLUMNS else 1.0)
+            for name, label, v in zip(frame.columns, columns, row, strict=True)
+        ]
+        for row in frame.iter_rows()
     ]
-    return {"caption": caption, "columns": frame.columns, "rows": rows}
+    return {"caption": caption, "columns": columns, "rows": rows}
+
+
+def _summary(summary: Summary, relabel: dict[str, tuple[str, float]] | None = None) -> dict:
+    """A printable summary as a table, its rows relabelled with their units."""
+    rows = []
+    for label, value in summary.rows:
+        shown, factor = (relabel or {}).get(label, (label, 1.0))
+        rows.append((shown, _format_measure(value, shown, factor)))
+    return {"caption": summary.title, "rows": rows, "notes": list(summary.notes)}
 
 
 def _changed_variables(session: Any) -> list[str]:
@@ -132,19 +199,18 @@ def _changed_variables(session: Any) -> list[str]:
 def _figures_table(session: Any) -> dict[str, Any]:
     states = [("original", session.initial_figures)]
     states += [(f"{s.number}. {s.method}", s.figures) for s in session.history]
-    labels = list(dict.fromkeys(k for _, fig in states for k in fig))
+    keys = list(dict.fromkeys(k for _, fig in states for k in fig))
     rows = []
-    for key in labels:
-        cells = [_FIGURE_LABELS.get(key, key.replace("_", " "))]
-        for _, fig in states:
-            value = fig.get(key)
-            cells.append("" if value is None else format_value(value))
-        rows.append(cells)
+    for key in keys:
+        label, factor = _figure_label(key)
+        rows.append([label, *(_format_measure(fig.get(key), label, factor) for _, fig in states)])
     return {"columns": ["measure", *(name for name, _ in states)], "rows": rows}
 
 
-def _utility(original: Microdata, current: Microdata) -> tuple[list[Markup], list[dict[str, Any]]]:
-    summaries: list[Markup] = []
+def _utility(
+    original: Microdata, current: Microdata
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    summaries: list[dict[str, Any]] = []
     tables: list[dict[str, Any]] = []
     if current.n_records != original.n_records:
         return summaries, tables
@@ -152,13 +218,13 @@ def _utility(original: Microdata, current: Microdata) -> tuple[list[Markup], lis
         from sdckit.utility import continuous_loss
 
         cont = continuous_loss(original, current)
-        summaries.append(Markup(cont.summary().as_html()))
+        summaries.append(_summary(cont.summary(), _SUMMARY_ROWS))
         tables.append(_table(_as_polars(cont.to_frame()), "Numeric variables"))
     if current.keys:
         from sdckit.utility import categorical_loss
 
         cat = categorical_loss(original, current)
-        summaries.append(Markup(cat.summary().as_html()))
+        summaries.append(_summary(cat.summary(), _SUMMARY_ROWS))
         tables.append(_table(_as_polars(cat.per_variable), "Key variables"))
     return summaries, tables
 
@@ -167,28 +233,92 @@ def _as_polars(frame: Any) -> pl.DataFrame:
     return frame if isinstance(frame, pl.DataFrame) else pl.from_pandas(frame)
 
 
-def _plots(session: Any, ru_map: Any) -> list[_Plot]:
+def _step_input(session: Any, step: Any) -> Microdata:
+    """The file a step was applied to."""
+    if step.number == 1:
+        return session.original
+    return session.history[step.number - 2].result.microdata
+
+
+def _strata_names(md: Microdata, n: int) -> list[str]:
+    """Names of the ``n`` strata of ``md``, in the order of PRAM's per-stratum matrices."""
+    if md.strata is not None:
+        column = md.frame.get_column(md.strata)
+        ids, n_groups = group_ids(encode_column(column)[0][:, None])
+        if n_groups == n:
+            values = column.gather(pl.Series(first_index(ids, n_groups))).to_list()
+            return [f"stratum {'missing' if v is None else v}" for v in values]
+    return [f"stratum {i + 1}" for i in range(n)]
+
+
+def _transition_matrices(session: Any) -> list[dict[str, Any]]:
+    """The transition matrices of every PRAM step, per variable (and stratum), as tables.
+
+    Rows are the original categories, columns the released ones; probabilities with three
+    decimals.  Confidential (they help to undo the protection): internal report only.
+    """
+    out: list[dict[str, Any]] = []
+    for step in session.history:
+        details = step.result.details
+        transition, levels = details.get("transition"), details.get("levels")
+        if not isinstance(transition, dict) or not isinstance(levels, dict):
+            continue
+        expected = details.get("expected_share_changed") or {}
+        for variable, value in transition.items():
+            matrices = [np.asarray(m, dtype=np.float64) for m in
+                        (value if isinstance(value, list | tuple) else [value])]  # fmt: skip
+            if len(matrices) > 1:  # one matrix per stratum
+                strata = _strata_names(_step_input(session, step), len(matrices))
+            else:
+                strata = [""]
+            names = [str(v) for v in levels.get(variable, [])]
+            tables = []
+            for matrix, stratum in zip(matrices, strata, strict=True):
+                if matrix.ndim != 2 or not matrix.size:
+                    continue
+                labels = (
+                    names
+                    if len(names) == matrix.shape[0]
+                    else [str(i + 1) for i in range(matrix.shape[0])]
+                )
+                rows = [
+                    (label, [(f"{p:.3f}", i == j) for j, p in enumerate(row)])
+                    for i, (label, row) in enumerate(zip(labels, matrix, strict=True))
+                ]
+                tables.append({"caption": stratum, "columns": labels, "rows": rows})
+            if not tables:
+                continue
+            share = expected.get(variable)
+            out.append(
+                {
+                    "step": step.number,
+                    "method": step.method,
+                    "variable": variable,
+                    "tables": tables,
+                    "expected_change": None if share is None else _format_pct(100.0 * share),
+                }
+            )
+    return out
+
+
+def _figures(session: Any, ru_map: Any) -> list[tuple[Any, str]]:
+    """The figures of the internal report with their captions (matplotlib Figures)."""
     from sdckit import plots
 
     original, current = session.original, session.current
     aligned = original.n_records == current.n_records
     changed = _changed_variables(session)
-    out: list[_Plot] = []
+    out: list[tuple[Any, str]] = []
     before, after = session.initial_risk.individual, session.risk.individual
     if before is not None:
-        out.append(
-            _render_png(
-                plots.risk_distribution(before),
-                "Individual re-identification risk of the original file",
-            )
-        )
+        # the original and the protected file on the same bins, risk range and count range
+        risks, captions = [before], ["Individual re-identification risk of the original file"]
         if session.history and after is not None:
-            out.append(
-                _render_png(
-                    plots.risk_distribution(after),
-                    "Individual re-identification risk of the protected file",
-                )
-            )
+            risks.append(after)
+            captions.append("Individual re-identification risk of the protected file")
+        titles = [c.replace(" re-identification", "") for c in captions]
+        figures = plots.risk_distributions(*risks, titles=titles)
+        out += list(zip(figures, captions, strict=True))
     categorical = [
         v
         for v in changed
@@ -196,36 +326,87 @@ def _plots(session: Any, ru_map: Any) -> list[_Plot]:
         and original.frame.get_column(v).n_unique() <= _MAX_BAR_CATEGORIES
     ]
     for var in categorical[:_MAX_BAR_CHARTS]:
-        out.append(_render_png(plots.bar_chart(original, current, var), f"Categories of {var}"))
+        out.append((plots.bar_chart(original, current, var), f"Categories of {var}"))
     numeric = [v for v in changed if v in original.numeric]
     if numeric:
         out.append(
-            _render_png(
+            (
                 plots.boxplots(original, current, numeric[:6]),
                 "Box plots of the changed numeric variables",
             )
         )
         for var in numeric[:_MAX_HISTOGRAMS]:
-            out.append(
-                _render_png(plots.histogram(original, current, var), f"Distribution of {var}")
-            )
+            out.append((plots.histogram(original, current, var), f"Distribution of {var}"))
     if aligned and len(original.numeric) >= 2 and numeric:
         num = list(original.numeric)
         out.append(
-            _render_png(
+            (
                 plots.correlation_heatmaps(original, current, num),
                 "Correlations of the numeric variables and their change",
             )
         )
         out.append(
-            _render_png(
+            (
                 plots.pca_plane(original, current, num),
                 "Original and protected records on the first two principal components",
             )
         )
     if ru_map is not None:
-        out.append(_render_png(plots.ru_map_plot(ru_map), "R-U confidentiality map"))
+        caption = "R-U confidentiality map"
+        if ru_map.best is not None:
+            what = "recommended" if ru_map.max_risk is not None else "least loss"
+            caption += f" (circled: the {what} candidate, {ru_map.best})"
+        out.append((plots.ru_map_plot(ru_map), caption))
     return out
+
+
+def _plots(session: Any, ru_map: Any) -> list[_Plot]:
+    return [_render_png(fig, caption) for fig, caption in _figures(session, ru_map)]
+
+
+def _ru_context(ru_map: Any) -> dict[str, Any]:
+    """The R-U map's summary and table, risks and losses in the unit of the plot's axes."""
+    from sdckit.plots import measure_display
+
+    risk_label, rf = measure_display(ru_map.risk_name)
+    loss_label, lf = measure_display(ru_map.loss_name)
+    points, best = ru_map.to_frame(), ru_map.best
+    candidates = points.filter(pl.col("candidate") != "original")
+    rows: list[tuple[str, str]] = [
+        ("candidates", format_value(candidates.height)),
+        ("on the Pareto front", format_value(int(candidates["pareto"].sum()))),
+        (f"risk of the original file: {risk_label}",
+         _format_measure(float(points["risk"][0]), risk_label, rf)),
+    ]  # fmt: skip
+    if ru_map.max_risk is not None:
+        rows += [
+            (f"maximum tolerable risk: {risk_label}",
+             _format_measure(float(ru_map.max_risk), risk_label, rf)),
+            ("admissible candidates", format_value(int(candidates["admissible"].sum()))),
+            ("recommended (least loss below the maximum risk)", best or "none"),
+        ]  # fmt: skip
+    elif best is not None:
+        rows.append(("least loss (no maximum tolerable risk given)", best))
+    columns = ["candidate", "method", risk_label, "sd of the risk", loss_label,
+               "sd of the loss", "replicates", "Pareto front", "admissible"]  # fmt: skip
+    table = []
+    for r in points.iter_rows(named=True):
+        cells = [
+            str(r["candidate"]),
+            str(r["method"]),
+            _format_measure(r["risk"], risk_label, rf),
+            _format_measure(r["risk_sd"], risk_label, rf),
+            _format_measure(r["loss"], loss_label, lf),
+            _format_measure(r["loss_sd"], loss_label, lf),
+            format_value(r["replicates"]),
+            format_value(bool(r["pareto"])),
+            format_value(bool(r["admissible"])),
+        ]
+        table.append({"cells": cells, "best": best is not None and r["candidate"] == best})
+    notes = [f"risk measure: {risk_label}; loss measure: {loss_label}"]
+    if best is not None:
+        notes.append(f"In bold: {best}, the candidate circled in the R-U map figure.")
+    return {"rows": rows, "notes": notes, "columns": columns, "table": table, "best": best}
 
 
 def _release_context(release: Any, kind: str) -> dict[str, Any] | None:
@@ -241,10 +422,7 @@ def _release_context(release: Any, kind: str) -> dict[str, Any] | None:
     )
     if kind == "external":
         return {"sentence": sentence}
-    rows: list[tuple[str, str]] = [
-        (label, value if isinstance(value, str) else format_value(value))
-        for label, value in check.summary().rows
-    ]
+    rows = [(label, _format_measure(value, label)) for label, value in check.summary().rows]
     findings = check.to_frame().select("check", "column", "target", "count", "how")
     return {
         "ok": check.ok,
@@ -274,9 +452,17 @@ def _external_context(session: Any) -> dict[str, Any]:
     if k is not None:
         label = "k-anonymity reached on the key variables"
         outcome.append((label, f"k = {k}" if k >= 2 else "not k-anonymous (k = 1)"))
+    # the same labels and unit (percent) as the internal report, rounded
     share = session.utility.share_keys_changed
     if share:
-        outcome.append(("key values changed or suppressed", f"{100.0 * share:.1f} %"))
+        outcome.append(("share of key values changed or suppressed (%)", f"{100.0 * share:.1f}"))
+    risk = session.risk
+    if risk.global_risk_pct is not None:
+        label = "estimated re-identification risk: global risk (%)"
+        outcome.append((label, f"{risk.global_risk_pct:.2f}"))
+    if risk.household_risk_pct is not None:
+        label = "estimated re-identification risk through households: global household risk (%)"
+        outcome.append((label, f"{risk.household_risk_pct:.2f}"))
     return {"methods": methods, "outcome": outcome}
 
 
@@ -311,10 +497,6 @@ def _internal_context(
         for s in session.history
     ]
     utility, utility_tables = _utility(original, current)
-    ru = None
-    if ru_map is not None:
-        ru = _table(ru_map.to_frame())
-        ru["summary"] = Markup(ru_map.summary().as_html())
     return {
         "file_rows": file_rows,
         "figures_table": _figures_table(session),
@@ -322,7 +504,8 @@ def _internal_context(
         "history": history,
         "utility": utility,
         "utility_tables": utility_tables,
-        "ru": ru,
+        "ru": None if ru_map is None else _ru_context(ru_map),
+        "transitions": _transition_matrices(session),
         "plots": _plots(session, ru_map) if plots else [],
     }
 
@@ -353,9 +536,11 @@ def render_report(
     session : sdckit.session.Session
     kind : {"internal", "external"}
         ``"internal"``: every risk and utility figure, the history with all parameters, the
-        figures and the R-U map.  ``"external"``: what may be published: the methods in
-        general terms, the k-anonymity level reached and the share of key values changed; no
-        parameter, no record-level data, no figure, no small count.
+        transition matrices of the PRAM steps, the figures and the R-U map (its recommended
+        candidate in bold and circled).  ``"external"``: what may be published: the methods in
+        general terms, the k-anonymity level reached, the share of key values changed and the
+        global risks; no parameter, no record-level data, no figure, no small count.  Risks
+        and shares are in percent everywhere, tables and figures, with the unit in the label.
     ru_map : sdckit.utility.RUMapResult, optional
         An R-U map to show (internal report only).
     title : str

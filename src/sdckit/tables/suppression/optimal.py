@@ -4,12 +4,21 @@ Binary ``y_i`` says cell ``i`` is suppressed; primaries are fixed at 1.  The mas
 minimises ``sum w_i y_i`` subject to the capacity cuts found so far; the attacker LP of every
 primary at the master's solution either confirms the protection or, through its dual, gives a
 violated cut ``sum_i (alpha_i ub_i + beta_i lb_i) y_i >= level``.  When no cut is violated the
-master's solution is optimal for the full model.
+master's solution is optimal for the full model (and protects every primary: the attacker LPs
+are the audit).
+
+Zero-valued cells are candidates only when some primary cannot be protected without them (an
+LP audit of the pattern that suppresses every non-zero candidate decides it); they then cost
+more than all non-zero candidates together.  The attacker LPs are scaled by a power of two and
+the cuts normalised, so that tables with values in the millions are decided exactly.  A loop
+stopped by ``max_iterations`` (or stalled by numerical trouble) gives a pattern completed by the
+LP repair heuristic: protected, not optimal.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, ClassVar
 
 import highspy
@@ -17,9 +26,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from sdckit.errors import InfeasibleError
+from sdckit.errors import InfeasibleError, SdcWarning
 from sdckit.protection import Boolean, Integer, Param, Real
-from sdckit.tables._lp import new_highs
+from sdckit.tables._lp import lp_scale, new_highs
 from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
     COST_PARAM,
@@ -29,8 +38,11 @@ from sdckit.tables.suppression._common import (
     cell_costs,
     contract_table,
     make_result,
+    repair,
     requirements,
+    search_costs,
 )
+from sdckit.tables.suppression._diagnose import infeasible_error, unprotectable
 from sdckit.tables.table import Table
 
 __all__ = ["OptimalSuppression", "suppress_optimal"]
@@ -59,10 +71,14 @@ class _Cuts:
         need = level - const
         if need <= 1e-9 * (1.0 + abs(level)):
             return False
-        coef = np.minimum(coef_all[self.cand], need)
+        coef = np.minimum(coef_all[self.cand], need) / need  # normalised: coef @ y >= 1
         self.rows.append(coef)
-        self.rhs.append(need)
+        self.rhs.append(1.0)
         return True
+
+    def hopeless(self) -> bool:
+        """True when some cut cannot be met even with every candidate suppressed."""
+        return any(row.sum() < 1.0 - 1e-9 for row in self.rows)
 
 
 def _attacker(
@@ -82,7 +98,8 @@ def _attacker(
     sub = sub[rows]
     m_rows = matrix[rows]
     zeros = np.zeros(len(rows))
-    h = new_highs(sub, zeros, zeros, -lb_all[cells], ub_all[cells])
+    scale = lp_scale(lb_all[cells], ub_all[cells])
+    h = new_highs(sub, zeros, zeros, -lb_all[cells] / scale, ub_all[cells] / scale)
     where = np.full(table.n_cells, -1)
     where[cells] = np.arange(len(cells))
     out: list[tuple[np.ndarray, float]] = []
@@ -98,7 +115,7 @@ def _attacker(
                 h.changeColCost(j, 0.0)
                 info.append((np.inf, None))
                 continue
-            value = float(h.getInfo().objective_function_value)
+            value = float(h.getInfo().objective_function_value) * scale
             gamma = np.asarray(h.getSolution().row_dual)
             h.changeColCost(j, 0.0)
             best = None
@@ -111,7 +128,7 @@ def _attacker(
                     best = (coef, dual_value)
             info.append((value, best[0] if best else None))
         (v_up, c_up), (v_down, c_down) = info
-        tol = 1e-7 * (1.0 + abs(table.values[p]))
+        tol = 1e-7 * (1.0 + abs(table.values[p])) + 1e-6 * scale
         if v_up < up[k] - tol and c_up is not None:
             out.append((c_up, float(up[k])))
         if v_down < low[k] - tol and c_down is not None:
@@ -133,6 +150,30 @@ def _singleton_rows(table: Table, cand: np.ndarray) -> list[np.ndarray]:
         if pair and table.suppressed[cols].sum() == 2 and cand[cols].any():
             out.append(cols)
     return out
+
+
+def _candidates(table: Table, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate cells and the costs to minimise: zero-valued cells only where needed."""
+    nonzero = candidates(table, zeros=False)
+    every = candidates(table)
+    if not table.primary.any() or not (every & ~nonzero).any():
+        return nonzero, w
+    if not len(unprotectable(table, nonzero)):
+        return nonzero, w
+    impossible = unprotectable(table, every)
+    if len(impossible):
+        raise infeasible_error(table, impossible, every, "optimal")
+    return every, search_costs(table, w)
+
+
+def _infeasible(table: Table, allowed: np.ndarray) -> InfeasibleError:
+    impossible = unprotectable(table, allowed)
+    if len(impossible):
+        return infeasible_error(table, impossible, allowed, "optimal")
+    return InfeasibleError(
+        "The optimal method ran into numerical trouble (its cuts contradict the audit of the "
+        "widest pattern); use the modular or hypercube method for this table."
+    )
 
 
 class OptimalSuppression(TableMethod):
@@ -204,12 +245,15 @@ class OptimalSuppression(TableMethod):
         Returns
         -------
         SuppressionResult
-            ``optimal`` is True when the loop ended with no violated cut.
+            ``optimal`` is True when the loop ended with no violated cut; ``protected`` is
+            True (the attacker LPs are the audit).  A loop stopped by ``max_iterations`` gives
+            a repaired, non-optimal pattern (with an SdcWarning).
 
         Raises
         ------
         InfeasibleError
-            No pattern can protect the primaries (levels larger than the table allows).
+            No pattern can protect some primary: the message names it (cell number and
+            position), says why and which parameter to change.
         """
         self.validate_params()
         start = time.perf_counter()
@@ -217,7 +261,7 @@ class OptimalSuppression(TableMethod):
         time_limit = self.time_limit
         w = cell_costs(table, self.cost)
         prim, up, low, sl = requirements(table)
-        cand_mask = candidates(table)
+        cand_mask, w_search = _candidates(table, w)
         cand = np.flatnonzero(cand_mask)
         fixed = table.suppressed.copy()
         ub_all, lb_all = capacities(table)
@@ -240,12 +284,19 @@ class OptimalSuppression(TableMethod):
         iterations = 0
         optimal = False
         master_proven = True
+        stopped = None
         y = np.zeros(len(cand))
+        previous = None
         options: dict[str, Any] = {"mip_rel_gap": 0.0}
         if time_limit is not None:
             options["time_limit"] = float(time_limit)
-        while iterations < max_iterations:
+        while True:
+            if iterations >= max_iterations:
+                stopped = "max_iterations"
+                break
             iterations += 1
+            if cuts.hopeless():
+                raise _infeasible(table, cand_mask)
             constraints = []
             if cuts.rows:
                 constraints.append(
@@ -260,7 +311,7 @@ class OptimalSuppression(TableMethod):
                 y = np.zeros(0)
             else:
                 res = milp(
-                    w[cand],
+                    w_search[cand],
                     constraints=constraints,
                     bounds=Bounds(0, 1),
                     integrality=np.ones(len(cand)),
@@ -268,29 +319,39 @@ class OptimalSuppression(TableMethod):
                 )
                 if res.x is None and res.status != 2:
                     raise InfeasibleError(
-                        "The optimal method stopped at its time limit before finding any pattern; "
-                        "raise time_limit or use suppress_modular for large tables."
+                        "The optimal method stopped at its time limit before finding any "
+                        "pattern; raise 'time_limit' or use the modular method for large tables."
                     )
                 if res.x is None:
-                    raise InfeasibleError(
-                        "No suppression pattern protects every primary: the protection levels are "
-                        "larger than the table allows. Lower the levels or the a priori bounds."
-                    )
+                    raise _infeasible(table, cand_mask)
                 y = np.round(res.x)
                 master_proven = master_proven and res.status == 0
             supp = fixed.copy()
             supp[cand[y > 0.5]] = True
             violated = _attacker(table, matrix, supp, prim, up, low, sl)
-            added = sum(cuts.add(c, level) for c, level in violated)
             if not violated:
                 optimal = master_proven  # False when a master stopped at its time limit
                 break
+            added = sum(cuts.add(c, level) for c, level in violated)
             if not added:
-                raise InfeasibleError(
-                    "No suppression pattern protects every primary: some primary cannot reach its "
-                    "protection level even with every cell suppressed."
-                )
+                raise _infeasible(table, cand_mask)
+            if previous is not None and np.array_equal(previous, y):
+                stopped = "stalled"  # the same pattern again: numerical trouble in the cuts
+                break
+            previous = y.copy()
         out = table.suppress(cand[y > 0.5])
+        verdict: bool | None = True
+        repaired = 0
+        if stopped is not None:
+            warnings.warn(
+                f"The optimal method stopped ({stopped.replace('_', ' ')}) after {iterations} "
+                "rounds before every primary was protected; the repair heuristic completed the "
+                "pattern, which is protected but not optimal. Raise 'max_iterations' (or set "
+                "a 'time_limit' per master) for an optimal pattern.",
+                SdcWarning,
+                stacklevel=2,
+            )
+            out, repaired, verdict = repair(out, w, method="optimal")
         return make_result(
             out,
             table,
@@ -298,8 +359,10 @@ class OptimalSuppression(TableMethod):
             w,
             optimal,
             time.perf_counter() - start,
+            verdict,
             iterations=iterations,
             cuts=len(cuts.rows),
+            repaired=repaired,
         )
 
     @classmethod
