@@ -5,17 +5,21 @@ Each key column is dictionary-encoded once into integer codes ``0 .. L-1`` (leve
 come from a mixed-radix combination of the codes, factorised with a counting sort when the code
 space is small and with a hash group-by otherwise: O(n) in both cases, no Python loop over
 records.
+
+Only numpy and polars are needed: the encoding, the combination and the hash factorisation run
+in polars and numpy, so that a command that counts frequencies does not pay for importing and
+loading compiled kernels.  Once numba is loaded anyway (SUDA2, the masking methods), the
+factorisation uses its compiled hash table (:mod:`sdckit._kernels`), which gives the same ids.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
-import pyarrow.compute as pc
 
 __all__ = [
     "KeyCodes",
@@ -31,10 +35,15 @@ __all__ = [
 # Code spaces up to this size are factorised with np.bincount instead of hashing.
 _DIRECT_LIMIT = 1 << 24
 
+# Below this many values the hash factorisation is done with numpy (no per-call overhead).
+_SMALL = 1 << 15
 
-@dataclass(frozen=True)
+
 class KeyCodes:
     """Key variables as an ``(n, m)`` int32 matrix of codes (missing = -1) and their levels.
+
+    The codes are kept one contiguous array per key variable (:meth:`column`); the matrix
+    :attr:`codes` is assembled from them the first time it is asked for.
 
     Attributes
     ----------
@@ -46,14 +55,61 @@ class KeyCodes:
         ``levels[j][c]`` is the value of level ``c`` of key ``j`` (sorted, no missing).
     """
 
-    names: tuple[str, ...]
-    codes: np.ndarray
-    levels: tuple[pl.Series, ...]
+    def __init__(
+        self,
+        names: Sequence[str],
+        codes: np.ndarray | None = None,
+        levels: Sequence[pl.Series] = (),
+        *,
+        columns: Sequence[np.ndarray] | None = None,
+        n_records: int | None = None,
+    ) -> None:
+        self.names = tuple(names)
+        self.levels = tuple(levels)
+        if columns is None:
+            if codes is None:
+                raise ValueError("KeyCodes needs the code matrix or the code columns.")
+            matrix = np.asarray(codes)
+            self.__dict__["codes"] = matrix
+            columns = [matrix[:, j] for j in range(matrix.shape[1])]
+            n_records = matrix.shape[0]
+        self._columns = tuple(columns)
+        if n_records is None:
+            n_records = len(self._columns[0]) if self._columns else 0
+        self._n = int(n_records)
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """The ``(n, m)`` int32 code matrix (C order), built from the columns once."""
+        out = np.empty((self._n, len(self._columns)), dtype=np.int32)
+        for j, col in enumerate(self._columns):
+            out[:, j] = col
+        return out
+
+    @property
+    def n_records(self) -> int:
+        """Number of records."""
+        return self._n
+
+    @property
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """The codes of each key variable (one int32 array per key, in key order)."""
+        return self._columns
 
     @property
     def cardinalities(self) -> np.ndarray:
         """Number of non-missing levels of each key."""
         return np.array([len(lv) for lv in self.levels], dtype=np.int64)
+
+    @cached_property
+    def column_missing(self) -> tuple[bool, ...]:
+        """Whether each key variable has a missing value."""
+        return tuple(bool(len(col) and col.min() < 0) for col in self._columns)
+
+    @property
+    def has_missing(self) -> bool:
+        """Whether any key value is missing."""
+        return any(self.column_missing)
 
     @property
     def missing(self) -> np.ndarray:
@@ -62,7 +118,19 @@ class KeyCodes:
 
     def column(self, name: str) -> np.ndarray:
         """The codes of one key variable."""
-        return self.codes[:, self.names.index(name)]
+        return self._columns[self.names.index(name)]
+
+    def __repr__(self) -> str:
+        return f"KeyCodes(names={self.names}, n_records={self._n})"
+
+
+def _writable(values: np.ndarray) -> np.ndarray:
+    """``values``, copied if it is a read-only view (of a polars buffer)."""
+    return values if values.flags.writeable else values.copy()
+
+
+def _to_numpy(series: pl.Series) -> np.ndarray:
+    return _writable(series.to_numpy())
 
 
 def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
@@ -75,18 +143,71 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
     if s.dtype == pl.Categorical or s.dtype == pl.Enum:
         s = s.cast(pl.String)
     n = len(s)
-    if n and s.null_count() == n:
+    n_null = s.null_count()
+    if n_null == n:  # no values (or none at all): no levels
         return np.full(n, -1, dtype=np.int32), s.drop_nulls()
     if s.dtype.is_integer() and n > 0:
         lo, hi = s.min(), s.max()
         if lo is not None and hi is not None and int(hi) - int(lo) <= max(4 * n, 1 << 16):
-            from sdckit._kernels import dense_integer_codes
+            return _encode_integers(s, int(lo), int(hi), n_null)
+    try:
+        return _encode_sorted(s, n_null)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):  # pragma: no cover - exotic types
+        return _encode_arrow(s)
 
-            mask = s.is_null().to_numpy() if s.null_count() else np.zeros(0, dtype=bool)
-            values = s.fill_null(lo).to_numpy(allow_copy=True)  # stays integer: exact
-            codes, present = dense_integer_codes(values, mask, int(lo), int(hi) - int(lo) + 1)
-            levels = pl.Series(s.name, np.flatnonzero(present) + int(lo)).cast(s.dtype)
-            return codes, levels
+
+def _encode_integers(
+    s: pl.Series, lo: int, hi: int, n_null: int
+) -> tuple[np.ndarray, pl.Series]:
+    """Integers in a small range: the offset from the smallest value, renumbered densely."""
+    span = hi - lo + 1
+    values = (s.fill_null(lo) if n_null else s).to_numpy()
+    # offset from the smallest value, exact in every integer type (it is below span)
+    if values.dtype == np.uint64:
+        offsets = (values - np.uint64(lo)).astype(np.int32)
+    elif values.dtype.itemsize <= 2:
+        offsets = values.astype(np.int32)
+        offsets -= lo
+    else:
+        offsets = (values.astype(np.int64, copy=False) - lo).astype(np.int32)
+    if n_null:
+        offsets[s.is_null().to_numpy()] = span  # a slot of its own, past the values
+    present = np.bincount(offsets, minlength=span + 1)[:span] > 0
+    n_present = int(np.count_nonzero(present))
+    if n_present == span:  # every value of the range occurs: the offset is the code
+        codes = offsets
+        if n_null:
+            codes[codes == span] = -1
+    else:
+        remap = np.full(span + 1, -1, dtype=np.int32)  # the last slot takes the missing values
+        remap[np.flatnonzero(present)] = np.arange(n_present, dtype=np.int32)
+        codes = remap[offsets]
+    if lo + span <= (1 << 62):
+        levels = pl.Series(s.name, np.flatnonzero(present) + lo).cast(s.dtype)
+    else:  # pragma: no cover - UInt64 codes near 2**64
+        levels = s.drop_nulls().unique().sort()
+    return codes, levels
+
+
+def _encode_sorted(s: pl.Series, n_null: int) -> tuple[np.ndarray, pl.Series]:
+    """Any other column: its sorted distinct values, and each value's position among them."""
+    levels = s.drop_nulls().unique().sort()
+    if s.dtype == pl.String:
+        codes = s.cast(pl.Enum(levels)).to_physical().cast(pl.Int32)
+        return _to_numpy(codes.fill_null(-1) if n_null else codes), levels
+    if n_null:
+        positions = levels.search_sorted(s.fill_null(levels[0]))
+        codes = _to_numpy(positions.cast(pl.Int32))
+        codes[s.is_null().to_numpy()] = -1
+        return codes, levels
+    return _to_numpy(levels.search_sorted(s).cast(pl.Int32)), levels
+
+
+def _encode_arrow(s: pl.Series) -> tuple[np.ndarray, pl.Series]:  # pragma: no cover - fallback
+    """Dictionary encoding through pyarrow, for types polars cannot sort or search."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     arr = s.to_arrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -108,22 +229,21 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
 
 def encode_keys(frame: pl.DataFrame, names: Sequence[str]) -> KeyCodes:
     """Encode the key variables ``names`` of ``frame`` (see :class:`KeyCodes`)."""
-    n = frame.height
-    codes = np.empty((n, len(names)), dtype=np.int32)
+    columns = []
     levels = []
-    for j, name in enumerate(names):
+    for name in names:
         col_codes, col_levels = encode_column(frame.get_column(name))
-        codes[:, j] = col_codes
+        columns.append(col_codes)
         levels.append(col_levels)
-    return KeyCodes(tuple(names), codes, tuple(levels))
+    return KeyCodes(tuple(names), levels=tuple(levels), columns=columns, n_records=frame.height)
 
 
 def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, int]:
     """Dense group ids ``0..G-1`` for an int64 vector.
 
     ``size`` is an exclusive upper bound on the values when known (values must be >= 0); small
-    ranges are factorised by counting (ids follow the values), larger ones with a compiled hash
-    table (ids follow the first appearance).  Both are O(n).
+    ranges are factorised by counting (ids follow the values), larger ones with a hash table
+    (ids follow the first appearance).  Both are O(n).
     """
     n = len(values)
     if n == 0:
@@ -133,53 +253,99 @@ def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, 
         present[values] = True
         remap = np.cumsum(present, dtype=np.int64) - 1
         return remap[values], int(remap[-1] + 1)
-    from sdckit._kernels import hash_factorize  # numba is imported only when needed
+    return _hash_factorize(np.ascontiguousarray(values, dtype=np.int64))
+
+
+def _hash_factorize(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """Group ids in order of first appearance (numba once loaded, else numpy or polars)."""
+    if "sdckit._kernels" in sys.modules or "numba" in sys.modules:
+        return _factorize_numba(values)
+    if len(values) < _SMALL:
+        return _factorize_numpy(values)
+    return _factorize_polars(values)
+
+
+def _factorize_numba(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`_hash_factorize` with the compiled open-addressing table."""
+    from sdckit._kernels import hash_factorize
 
     ids, n_ids = hash_factorize(np.ascontiguousarray(values, dtype=np.int64))
     return ids, int(n_ids)
 
 
+def _factorize_numpy(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`_hash_factorize` by sorting (O(n log n); for short vectors)."""
+    uniq, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(uniq), dtype=np.int64)
+    return rank[inverse.reshape(-1)], len(uniq)
+
+
+def _factorize_polars(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`_hash_factorize` with polars' hash tables (multi-threaded)."""
+    series = pl.Series(values)
+    distinct = series.unique(maintain_order=True)
+    ids = series.replace_strict(
+        distinct, pl.int_range(len(distinct), dtype=pl.Int64, eager=True), return_dtype=pl.Int64
+    )
+    return _to_numpy(ids), len(distinct)
+
+
+def _as_columns(
+    codes: np.ndarray | KeyCodes, columns: Sequence[int] | None
+) -> tuple[list[np.ndarray], int]:
+    """The chosen code columns as 1-D arrays, and the number of records."""
+    if isinstance(codes, KeyCodes):
+        picked = list(range(len(codes.names))) if columns is None else list(columns)
+        return [codes.columns[j] for j in picked], codes.n_records
+    picked = list(range(codes.shape[1])) if columns is None else list(columns)
+    return [codes[:, j] for j in picked], codes.shape[0]
+
+
 def combine_codes(
-    codes: np.ndarray, columns: Sequence[int] | None = None
+    codes: np.ndarray | KeyCodes, columns: Sequence[int] | None = None
 ) -> tuple[np.ndarray, int]:
     """Combine code columns into one int64 key per record (missing = its own value).
 
-    Returns the combined key and an exclusive upper bound of its values.  When the mixed-radix
-    product would overflow, the partial key is factorised first, so the result is always exact.
+    ``codes`` is an ``(n, m)`` code matrix or a :class:`KeyCodes`.  Returns the combined key
+    and an exclusive upper bound of its values.  When the mixed-radix product would overflow,
+    the partial key is factorised first, so the result is always exact.
     """
-    if columns is None:
-        columns = range(codes.shape[1])
-    columns = list(columns)
-    n = codes.shape[0]
-    if not columns:
+    cols, n = _as_columns(codes, columns)
+    if not cols:
         return np.zeros(n, dtype=np.int64), 1
-    from sdckit._kernels import column_ranges, combine_columns
-
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 1
     # radix of each column: its number of levels, plus one when it has missing values
-    largest, has_missing = column_ranges(codes, np.asarray(columns, dtype=np.int64))
-    shifts = [1 if h else 0 for h in has_missing]
-    radices = [max(int(top) + 1 + s, 1) for top, s in zip(largest, shifts, strict=True)]
-    bound = int(np.prod(np.array(radices, dtype=object)))
+    shifts = [1 if int(col.min()) < 0 else 0 for col in cols]
+    radices = [max(int(col.max()) + 1 + s, 1) for col, s in zip(cols, shifts, strict=True)]
+    bound = 1
+    for radix in radices:
+        bound *= radix
     if bound < (1 << 62):
-        key = combine_columns(
-            codes,
-            np.asarray(columns, dtype=np.int64),
-            np.asarray(radices, dtype=np.int64),
-            np.asarray(shifts, dtype=np.int64),
-        )
+        # sum_j (c_j + s_j) * prod_{u > j} r_u, the shifts folded into one constant
+        key = cols[0].astype(np.int64)
+        offset = shifts[0]
+        for col, radix, shift in zip(cols[1:], radices[1:], shifts[1:], strict=True):
+            key *= radix
+            key += col
+            offset = offset * radix + shift
+        if offset:
+            key += offset
         return key, bound
     key = np.zeros(n, dtype=np.int64)
     bound = 1
-    for j, radix, shift in zip(columns, radices, shifts, strict=True):
-        col = codes[:, j].astype(np.int64) + shift
+    for col, radix, shift in zip(cols, radices, shifts, strict=True):
         if bound * radix >= (1 << 62):
             key, bound = factorize(key, bound)
-        key = key * radix + col
+        key = key * radix + (col.astype(np.int64) + shift)
         bound *= radix
     return key, bound
 
 
-def group_ids(codes: np.ndarray, columns: Sequence[int] | None = None) -> tuple[np.ndarray, int]:
+def group_ids(
+    codes: np.ndarray | KeyCodes, columns: Sequence[int] | None = None
+) -> tuple[np.ndarray, int]:
     """Dense group ids of the records over ``columns`` of ``codes`` (missing is a value)."""
     key, bound = combine_codes(codes, columns)
     return factorize(key, bound)

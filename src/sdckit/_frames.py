@@ -13,7 +13,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-import narwhals.stable.v2 as nw
 import polars as pl
 
 from sdckit.errors import ColumnError, DataError
@@ -93,6 +92,8 @@ def to_polars(data: Any) -> tuple[pl.DataFrame, FrameInfo]:
         if not isinstance(frame, pl.DataFrame):
             raise DataError("A pyarrow Table is needed, not a single array.")
         return frame, FrameInfo("pyarrow")
+    import narwhals.stable.v2 as nw  # only for frames other than pandas, polars and pyarrow
+
     try:
         native = nw.from_native(data)
     except TypeError:

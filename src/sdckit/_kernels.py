@@ -1,4 +1,9 @@
-"""Compiled kernels (numba), imported only by the code paths that need them."""
+"""Compiled kernels (numba), imported only by the code paths that need them.
+
+The kernels are compiled on their first call and cached on disk (``cache=True``), so a later
+process only loads them.  :func:`sdckit._codes.factorize` uses :func:`hash_factorize` only once
+numba is loaded anyway (its import and the loading of the cache cost about a second).
+"""
 
 from __future__ import annotations
 
@@ -66,62 +71,3 @@ def hash_factorize(values: np.ndarray) -> tuple[np.ndarray, int]:  # pragma: no 
                 break
             h = (h + 1) & mask
     return out, next_id
-
-
-@numba.njit(cache=True, nogil=True)
-def column_ranges(codes: np.ndarray, columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Largest code and whether a missing code (-1) occurs, per chosen column (one pass)."""
-    n = codes.shape[0]
-    m = columns.shape[0]
-    largest = np.full(m, -1, dtype=np.int64)
-    missing = np.zeros(m, dtype=np.bool_)
-    for i in range(n):
-        for t in range(m):
-            c = np.int64(codes[i, columns[t]])
-            if c > largest[t]:
-                largest[t] = c
-            elif c < 0:
-                missing[t] = True
-    return largest, missing
-
-
-@numba.njit(cache=True, nogil=True)
-def dense_integer_codes(
-    values: np.ndarray, missing: np.ndarray, lo: int, span: int
-) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - jit
-    """Dense codes (sorted levels, -1 for missing) of integers in ``[lo, lo + span)``."""
-    n = values.shape[0]
-    present = np.zeros(span, dtype=np.bool_)
-    has_missing = missing.shape[0] == n
-    for i in range(n):
-        if has_missing and missing[i]:
-            continue
-        present[np.int64(values[i]) - lo] = True
-    remap = np.empty(span, dtype=np.int32)
-    count = 0
-    for j in range(span):
-        if present[j]:
-            remap[j] = count
-            count += 1
-    out = np.empty(n, dtype=np.int32)
-    for i in range(n):
-        if has_missing and missing[i]:
-            out[i] = -1
-        else:
-            out[i] = remap[np.int64(values[i]) - lo]
-    return out, present
-
-
-@numba.njit(cache=True, nogil=True)
-def combine_columns(
-    codes: np.ndarray, columns: np.ndarray, radices: np.ndarray, shift: np.ndarray
-) -> np.ndarray:  # pragma: no cover - jit
-    """Mixed-radix key of the chosen code columns, one pass over the rows."""
-    n = codes.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        key = np.int64(0)
-        for t in range(columns.shape[0]):
-            key = key * radices[t] + (np.int64(codes[i, columns[t]]) + shift[t])
-        out[i] = key
-    return out

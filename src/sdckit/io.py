@@ -42,7 +42,7 @@ import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +185,7 @@ def read_data(
     format: str | None = None,
     na_values: str | Sequence[str] | None = None,
     text_columns: str | Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Read a microdata file into a polars DataFrame (the format from the extension).
 
@@ -210,6 +211,10 @@ def read_data(
         keep every character; no number inference, no trimming of spaces), typically the key
         variables.  Names that are not in the file are ignored (the roles are checked where
         the data are used).
+    columns : list of str, optional
+        Keep only these columns, in the file's order (default: all).  A Parquet file reads
+        nothing else from disk; other formats are read whole and then narrowed.  Names that
+        are not in the file are ignored (the roles are checked where the data are used).
 
     Returns
     -------
@@ -251,7 +256,7 @@ def read_data(
     (['007', '7'], ['1', '2'], [None, 41])
     """
     return read_data_with_labels(
-        path, format=format, na_values=na_values, text_columns=text_columns
+        path, format=format, na_values=na_values, text_columns=text_columns, columns=columns
     )[0]
 
 
@@ -261,6 +266,7 @@ def read_data_with_labels(
     format: str | None = None,
     na_values: str | Sequence[str] | None = None,
     text_columns: str | Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
 ) -> tuple[pl.DataFrame, FileMetadata]:
     """Read a microdata file and its column and value labels.
 
@@ -271,6 +277,8 @@ def read_data_with_labels(
         Overrides the extension (see :func:`detect_format`).
     na_values, text_columns : list of str, optional
         How a CSV file is read, as in :func:`read_data`.
+    columns : list of str, optional
+        The columns to keep, as in :func:`read_data`.
 
     Returns
     -------
@@ -297,14 +305,17 @@ def read_data_with_labels(
     fmt = detect_format(path, format)
     missing = _strings(DEFAULT_NA_VALUES if na_values is None else na_values, "na_values")
     text = _strings(() if text_columns is None else text_columns, "text_columns")
+    wanted = None if columns is None else _strings(columns, "columns")
     p = Path(path)
     head = _first_bytes(p)
     try:
-        if fmt == "csv":
-            return _read_csv(p, head, missing, text), FileMetadata(fmt)
         if fmt == "parquet":
-            return _read_parquet(p), FileMetadata(fmt)
-        return _read_statistical(p, fmt)
+            return _read_parquet(p, wanted), FileMetadata(fmt)
+        if fmt == "csv":
+            frame, meta = _read_csv(p, head, missing, text), FileMetadata(fmt)
+        else:
+            frame, meta = _read_statistical(p, fmt)
+        return _keep_columns(frame, meta, wanted)
     except SdcError:
         raise
     except MemoryError:
@@ -412,14 +423,34 @@ def _check_unique_names(path: Path, names: Sequence[str]) -> None:
         )
 
 
-def _read_parquet(path: Path) -> pl.DataFrame:
+def _read_parquet(path: Path, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Read a Parquet file: every column, or only those of ``columns`` that it has."""
     try:
-        return pl.read_parquet(path)
+        if columns is None:
+            return pl.read_parquet(path)
+        wanted = set(columns)
+        names = [name for name in pl.read_parquet_schema(path) if name in wanted]
+        return pl.read_parquet(path, columns=names)
     except pl.exceptions.DuplicateError:
         import pyarrow.parquet as pq
 
         _check_unique_names(path, pq.read_schema(path).names)
         raise
+
+
+def _keep_columns(
+    frame: pl.DataFrame, meta: FileMetadata, columns: Sequence[str] | None
+) -> tuple[pl.DataFrame, FileMetadata]:
+    """``frame`` narrowed to the ``columns`` it has (all when None), labels narrowed alike."""
+    if columns is None:
+        return frame, meta
+    wanted = set(columns)
+    frame = frame.select([name for name in frame.columns if name in wanted])
+    return frame, replace(
+        meta,
+        column_labels={k: v for k, v in meta.column_labels.items() if k in wanted},
+        value_labels={k: v for k, v in meta.value_labels.items() if k in wanted},
+    )
 
 
 # ------------------------------------------------------------------------------------- CSV

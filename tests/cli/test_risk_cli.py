@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -300,3 +301,54 @@ def test_damaged_typed_files_exit_2_in_one_line(tmp_path: Path, ext: str) -> Non
     code, stdout, stderr = run("risk", source, "--keys", "a,b", "--out", tmp_path / "risk.csv")
     assert_one_line_error(code, stdout, stderr, "does not begin like one")
     assert "SECRET" not in stdout + stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["risk", "--help"]])
+def test_help_starts_fast(argv: list[str]) -> None:
+    """The help needs no numpy, polars or measure: a fresh process answers at once.
+
+    About 0.25 s on the project machine without bytecode files; the bound leaves room for a
+    loaded CI machine.
+    """
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdckit", *argv], capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr
+    assert "Usage" in proc.stdout
+    assert elapsed < 2.0, f"sdckit {' '.join(argv)} took {elapsed:.2f} s"
+
+
+def test_only_the_role_columns_are_read(
+    tmp_path: Path, testdata: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Parquet file gives only the columns with a role; the result is the same."""
+    plain = tmp_path / "plain.parquet"
+    write_data(testdata, plain)
+    extra = tmp_path / "extra.parquet"
+    nested = pl.Series("nested", [[i, i + 1] for i in range(testdata.height)])
+    testdata.with_columns(nested).write_parquet(extra)
+    read = pl.read_parquet
+    asked: list[object] = []
+
+    def spy(source: object, *args: object, **kwargs: object) -> pl.DataFrame:
+        asked.append(kwargs.get("columns"))
+        return read(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pl, "read_parquet", spy)
+    outputs = []
+    for source in (plain, extra):
+        out = tmp_path / f"risk_{source.stem}.parquet"
+        code, _, stderr = run(
+            "risk", source, "-k", ",".join(KEYS), "-w", "sampling_weight", "--household",
+            "ori_hid", "--sensitive", "hhcivil", "-o", out,
+        )  # fmt: skip
+        assert code == 0, stderr
+        outputs.append(read(out))
+    wanted = {*KEYS, "sampling_weight", "ori_hid", "hhcivil"}
+    assert [set(c) for c in asked if c is not None] == [wanted, wanted]
+    assert outputs[0].equals(outputs[1])
+    api = individual_risk(testdata, keys=KEYS, weight="sampling_weight")
+    np.testing.assert_array_equal(outputs[0]["risk"].to_numpy(), api.risk)

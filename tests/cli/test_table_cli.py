@@ -114,3 +114,136 @@ def test_missing_files(tmp_path: Path) -> None:
     job = tmp_path / "job.toml"
     job.write_text(job_text(tmp_path / "nothing.csv"), encoding="utf-8")
     assert_one_line_error(*run("table", job), "nothing.csv", "does not exist")
+
+
+def test_published_table_has_one_symbol_and_reports_are_written(
+    tmp_path: Path, census_csv: Path
+) -> None:
+    text = job_text(census_csv).replace(
+        'table_full = "out/full.csv"',
+        'table_full = "out/full.csv"\nreport_internal = "out/internal.html"\n'
+        'report_external = "out/external.html"',
+    )
+    job = tmp_path / "job.toml"
+    job.write_text(text, encoding="utf-8")
+    code, _, stderr = run("table", job)
+    assert code == 0, stderr
+    published = (tmp_path / "out" / "published.csv").read_text(encoding="utf-8")
+    assert published.splitlines()[0] == "region,occupation,value,suppressed"
+    assert "primary" not in published and "secondary" not in published
+    external = (tmp_path / "out" / "external.html").read_text(encoding="utf-8")
+    internal = (tmp_path / "out" / "internal.html").read_text(encoding="utf-8")
+    assert "primary" not in external and 'class="cell primary"' in internal
+
+
+def test_job_without_audit_section_audits_and_withholds_an_unprotected_pattern(
+    tmp_path: Path, census_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.tables import OptimalSuppression
+    from sdckit.tables.suppression._common import make_result
+
+    def no_secondaries(self, table):  # a method that gives back the primaries alone
+        return make_result(table, table, "optimal", table.values, False, 0.0, None)
+
+    monkeypatch.setattr(OptimalSuppression, "apply", no_secondaries)
+    text = (
+        job_text(census_csv)
+        .replace("[audit]\n", "")
+        .replace(
+            'table_full = "out/full.csv"',
+            'table_full = "out/full.csv"\nreport_external = "out/external.html"',
+        )
+    )
+    assert "[audit]" not in text
+    job = tmp_path / "job.toml"
+    job.write_text(text, encoding="utf-8")
+    code, stdout, stderr = run("table", job)
+    assert code == 1, (stdout, stderr)
+    assert "Do not publish" in stderr and "Traceback" not in stdout + stderr
+    assert "audit (check mode)" in stdout and "FAILED" in stdout
+    assert not (tmp_path / "out" / "published.csv").exists()
+    assert not (tmp_path / "out" / "external.html").exists()
+    assert (tmp_path / "out" / "full.csv").exists()  # the internal export, for the diagnosis
+
+
+@pytest.mark.parametrize("key", ["table", "table_full"])
+def test_an_output_that_is_the_input_is_refused(tmp_path: Path, census_csv: Path, key: str) -> None:
+    before = census_csv.read_bytes()
+    text = job_text(census_csv).replace(
+        f'{key} = "out/{"published" if key == "table" else "full"}.csv"',
+        f'{key} = "{census_csv.as_posix()}"',
+    )
+    job = tmp_path / "job.toml"
+    job.write_text(text, encoding="utf-8")
+    assert_one_line_error(*run("table", job), f"'{key}' is the input file")
+    assert census_csv.read_bytes() == before
+    same = job_text(census_csv).replace('"out/full.csv"', '"out/published.csv"')
+    job.write_text(same, encoding="utf-8")
+    assert_one_line_error(*run("table", job), "are the same file")
+
+
+def test_missing_dimension_codes_in_a_job(tmp_path: Path) -> None:
+    data = tmp_path / "people.csv"
+    rows = ["region,occupation"] + [f"r{i % 3},o{i % 4}" for i in range(60)] + [",o1", "r1,"]
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    job = tmp_path / "job.toml"
+    job.write_text(job_text(data), encoding="utf-8")
+    assert_one_line_error(*run("table", job), "'region'", 'missing = "category"')
+    for mode in ("category", "drop"):
+        text = job_text(data).replace(
+            'dimensions = ["region", "occupation"]',
+            f'dimensions = ["region", "occupation"]\nmissing = "{mode}"',
+        )
+        job.write_text(text, encoding="utf-8")
+        code, stdout, stderr = run("table", job)
+        assert code == 0, stderr
+        full = read_data(tmp_path / "out" / "full.csv")
+        if mode == "category":
+            assert "(missing)" in full["region"].to_list()
+            assert "(missing)" in full["occupation"].to_list()
+        else:
+            assert "records dropped" in stdout
+            assert full.filter(pl.col("is_total").not_())["value"].sum() == 60
+    bad = job_text(data).replace(
+        'dimensions = ["region", "occupation"]',
+        'dimensions = ["region", "occupation"]\nmissing = "skip"',
+    )
+    job.write_text(bad, encoding="utf-8")
+    assert_one_line_error(*run("table", job), "'missing'")
+
+
+def test_an_infeasible_table_names_cells_by_position(tmp_path: Path) -> None:
+    data = tmp_path / "cells.csv"
+    # an empty cell marked unsafe whose total and sibling are empty too (no contributors):
+    # empty cells are never suppressed, so no pattern protects it
+    data.write_text("g,v,n\nTotal,0,0\nsecretcode,0,0\nother,0,0\n", encoding="utf-8")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        textwrap.dedent(
+            f"""
+            [input]
+            file = "{data.as_posix()}"
+            kind = "cells"
+            [table]
+            dimensions = ["g"]
+            value = "v"
+            n_contributors = "n"
+            [[rules]]
+            rule = "marked_cells"
+            cells = [1]
+            upper = 1000
+            lower = 0
+            [suppression]
+            method = "optimal"
+            [output]
+            table = "out/published.csv"
+            """
+        ),
+        encoding="utf-8",
+    )
+    code, stdout, stderr = run("table", job)
+    assert code == 2, (stdout, stderr)
+    assert "cell 1 (position 1 in 'g')" in stderr
+    assert "along 'g' has no other cell that may be suppressed" in stderr
+    assert "secretcode" not in stderr and "Traceback" not in stderr
+    assert not (tmp_path / "out").exists()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -184,3 +188,116 @@ def test_input_not_modified() -> None:
     frequencies(pdf, keys=["A", "C"], weight="w").to_frame()
     pd.testing.assert_frame_equal(pdf, before)
     assert isinstance(Microdata(pdf, keys=["A"]).frame, pl.DataFrame)
+
+
+# ------------------------------------------------------------------ the shared key encoding
+
+
+def _reference_codes(values: list) -> tuple[list[int], list]:
+    """Codes by definition: the rank among the sorted distinct non-missing values, -1 missing."""
+
+    def missing(v: object) -> bool:
+        return v is None or (isinstance(v, float) and math.isnan(v))
+
+    levels = sorted({v for v in values if not missing(v)})
+    rank = {v: i for i, v in enumerate(levels)}
+    return [-1 if missing(v) else rank[v] for v in values], levels
+
+
+@given(
+    st.one_of(
+        st.lists(st.one_of(st.none(), st.integers(-5, 40)), min_size=1, max_size=60),
+        st.lists(st.one_of(st.none(), st.integers(-(2**40), 2**40)), min_size=1, max_size=60),
+        st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "b", "é", "Z", "007", "7"]))),
+        st.lists(st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, -2.25, float("nan")]))),
+        st.lists(st.one_of(st.none(), st.booleans()), min_size=1),
+    )
+)
+def test_every_key_type_is_encoded_by_rank(values: list) -> None:
+    from sdckit._codes import encode_column
+
+    series = pl.Series("x", values, strict=False)
+    codes, levels = encode_column(series)
+    expected, expected_levels = _reference_codes(values)
+    assert codes.dtype == np.int32 and codes.flags.writeable
+    assert codes.tolist() == expected
+    assert levels.to_list() == expected_levels
+
+
+@pytest.mark.parametrize("dtype", [pl.Int8, pl.UInt8, pl.Int16, pl.UInt16, pl.Int32, pl.Int64])
+def test_integer_codes_at_the_ends_of_the_type(dtype: pl.DataType) -> None:
+    from sdckit._codes import encode_column
+
+    info = np.iinfo(pl.Series([], dtype=dtype).to_numpy().dtype)
+    values = [int(info.max), None, int(info.min), int(info.max), int(info.min) + 1]
+    codes, levels = encode_column(pl.Series("x", values, dtype=dtype))
+    assert codes.tolist() == [2, -1, 0, 2, 1]
+    assert levels.dtype == dtype
+    assert levels.to_list() == [int(info.min), int(info.min) + 1, int(info.max)]
+
+
+def test_factorisations_agree_on_first_appearance_ids() -> None:
+    """numpy (short vectors), polars (long ones) and numba (once loaded) give the same ids."""
+    from sdckit._codes import _factorize_numba, _factorize_numpy, _factorize_polars
+
+    rng = np.random.default_rng(5)
+    for n, spread in ((1, 10), (50, 7), (40_000, 10**12), (200_000, 30_000)):
+        values = rng.integers(0, spread, size=n).astype(np.int64)
+        ids, n_ids = _factorize_numpy(values)
+        first = np.unique(values, return_index=True)[1]
+        assert n_ids == len(first)
+        # ids number the distinct values in order of first appearance
+        np.testing.assert_array_equal(ids[np.sort(first)], np.arange(n_ids))
+        np.testing.assert_array_equal(values[np.sort(first)][ids], values)
+        for other in (_factorize_polars, _factorize_numba):
+            ids2, n2 = other(values)
+            assert n2 == n_ids and ids2.dtype == np.int64
+            np.testing.assert_array_equal(ids2, ids)
+
+
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_class_level_figures_are_the_records_figures(missing: str, weighted: bool) -> None:
+    rng = np.random.default_rng(11)
+    n = 3000
+    df = pl.DataFrame(
+        {
+            "a": rng.integers(0, 4, n),
+            "b": pl.Series(rng.choice(["x", "y", "z", None], n), dtype=pl.String),
+            "c": rng.integers(0, 9, n),
+            "w": rng.uniform(0.5, 30.0, n),
+        }
+    )
+    res = frequencies(df, keys=["a", "b", "c"], weight="w" if weighted else None, missing=missing)
+    np.testing.assert_array_equal(res.class_fk[res.group], res.fk)
+    np.testing.assert_array_equal(res.class_Fk_hat[res.group], res.Fk_hat)
+    assert len(res.class_fk) == res.n_classes
+    if missing == "category":
+        # the counts by definition: records with equal keys (missing as a value)
+        text = np.array([f"{a}|{b}|{c}" for a, b, c in df.select("a", "b", "c").rows()])
+        _, inverse, counts = np.unique(text, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(res.fk, counts[inverse])
+        if weighted:
+            sums = np.bincount(inverse, weights=df["w"].to_numpy())
+            np.testing.assert_array_equal(res.Fk_hat, sums[inverse])  # bit for bit
+
+
+def test_frequency_measures_do_not_load_the_model_based_ones() -> None:
+    """``sdckit risk`` without ``--suda2`` needs no scipy, numba or pyarrow (their imports and
+    the loading of compiled kernels cost about a second each)."""
+    code = (
+        "import sys\n"
+        "import polars as pl\n"
+        "from sdckit.risk import assess_risk\n"
+        "df = pl.DataFrame({'a': [1, 1, 2, None] * 20000, 'b': ['x', 'y', 'y', 'y'] * 20000,"
+        " 'w': [2.0] * 80000})\n"
+        "for missing in ('wildcard', 'category'):\n"
+        "    res = assess_risk(df, keys=['a', 'b'], weight='w', missing=missing)\n"
+        "    res.record_columns(); res.rows()\n"
+        "print(','.join(m for m in ('scipy', 'numba', 'pyarrow', 'pandas', 'sdckit.masking')"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == ""

@@ -577,3 +577,20 @@ def test_bad_input() -> None:
     res = suda2(df, keys=["a", "b"])
     with pytest.raises(ParameterError, match="record"):
         res.msus(3)
+
+
+@pytest.mark.parametrize("missing", MISSING_MODES)
+def test_scores_do_not_depend_on_how_the_keys_are_stored(shared_data: Path, missing: str) -> None:
+    """Integer codes, their text and categoricals of the text give the same scores and MSUs
+    (the encoding ranks the levels of every type alike)."""
+    df = _read(shared_data, "testdata.csv").select(TESTDATA_KEYS)
+    as_text = df.with_columns(pl.col(c).cast(pl.String) for c in TESTDATA_KEYS)
+    as_cat = as_text.with_columns(pl.col(c).cast(pl.Categorical) for c in TESTDATA_KEYS)
+    ref = suda2(df, keys=TESTDATA_KEYS, missing=missing)
+    for other in (as_text, as_cat):
+        res = suda2(other, keys=TESTDATA_KEYS, missing=missing)
+        np.testing.assert_array_equal(res.score, ref.score)
+        np.testing.assert_array_equal(res.dis_score, ref.dis_score)
+        np.testing.assert_array_equal(res.msu_records, ref.msu_records)
+        np.testing.assert_array_equal(res.msu_masks, ref.msu_masks)
+        np.testing.assert_array_equal(res.scored_contributions, ref.scored_contributions)

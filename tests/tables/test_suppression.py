@@ -220,18 +220,3 @@ def test_repair_fixes_a_pattern_from_another_tool() -> None:
     assert audit(res.table).ok
     assert res.details["repaired"] >= 1
     assert np.all(res.table.suppressed >= pattern.suppressed)
-
-
-def test_unprotectable_primaries_are_reported() -> None:
-    import pytest
-
-    from sdckit.datasets import load_demo
-    from sdckit.errors import SdcWarning
-    from sdckit.tables import Dominance, MinFrequency, Table, apply_rules, audit, suppress_modular
-
-    df = load_demo().head(2000)
-    t = Table.from_microdata(df, ["region", "economic_activity"], "income")
-    t = apply_rules(t, [MinFrequency(threshold=3), Dominance(n=1, k=80)])
-    with pytest.warns(SdcWarning, match="under-protected"):
-        res = suppress_modular(t)
-    assert len(audit(res.table).under_protected) > 0  # zero-income cells cannot move

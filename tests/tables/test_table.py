@@ -87,8 +87,14 @@ def test_from_microdata_errors() -> None:
 def test_given_table_checked_for_additivity() -> None:
     full = with_margins(E2_INNER)
     full[2, 0] += 1  # row B's total is off by one
-    with pytest.raises(DataError, match=r"region='B', industry='Total'"):
+    with pytest.raises(DataError) as info:
         Table.from_array(full, {"region": list("ABCDE"), "industry": ["i1", "i2", "i3"]})
+    message = str(info.value)
+    # named by cell number and positions (row B is position 2, the total position 0) ...
+    assert "cell 8 (position 2 in 'region', 0 in 'industry') along 'industry'" in message
+    # ... never by its codes or its value
+    for data in ("'B'", "Total", "i1", str(int(full[2, 0]))):
+        assert data not in message, message
 
 
 def test_from_frame_round_trip(tmp_path) -> None:
@@ -96,10 +102,15 @@ def test_from_frame_round_trip(tmp_path) -> None:
     frame = t.to_frame()
     again = Table.from_frame(frame, ["region", "industry"], "value", n_contributors=None)
     assert np.array_equal(again.values, t.values)
-    t2 = t.suppress([t.cell(region="D", industry="36210")], CellStatus.PRIMARY)
-    out = t2.write(tmp_path / "e2.csv")
+    d = t.cell(region="D", industry="36210")
+    pattern = [t.cell(region=r, industry=c) for r, c in [("B", "36210"), ("B", "36300")]]
+    t2 = t.suppress([d], CellStatus.PRIMARY).suppress(
+        [*pattern, t.cell(region="D", industry="36300")]
+    )
+    out = t2.write(tmp_path / "e2.csv")  # the E2 pattern: audited before it is written
     back = pl.read_csv(out)
-    assert back.filter(pl.col("status") == "primary").get_column("value").to_list() == [None]
+    assert back.columns == ["region", "industry", "value", "suppressed"]
+    assert back.filter(pl.col("suppressed")).get_column("value").to_list() == [None] * 4
     assert back.height == 24
     pq = t2.write(tmp_path / "e2.parquet", published=False)
     assert pl.read_parquet(pq).get_column("value").sum() == pytest.approx(t.values.sum())

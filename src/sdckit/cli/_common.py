@@ -1,16 +1,22 @@
-"""Pieces shared by the commands: error reporting, column lists, the rich console."""
+"""Pieces shared by the commands: error reporting, column lists, the rich console.
+
+Only typer and :mod:`sdckit.errors` are imported here, so that registering the commands (and
+``sdckit --help``) stays fast; rich and the console helpers are imported when first used.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from sdckit._console import progress_bar
 from sdckit.errors import ColumnError, ParameterError, SdcError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 __all__ = [
     "EXIT_USAGE",
@@ -28,7 +34,18 @@ EXIT_USAGE = 2
 
 def stdout_console() -> Console:
     """A rich console on standard output (created per call, so test runners capture it)."""
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=False)
+
+
+def progress_bar(
+    console: Console,
+) -> contextlib.AbstractContextManager[Callable[[str, int, int], None]]:
+    """The progress bar of :func:`sdckit._console.progress_bar` (imported when used)."""
+    from sdckit._console import progress_bar as bar
+
+    return bar(console)
 
 
 def fail(message: str) -> typer.Exit:

@@ -13,6 +13,7 @@ from sdckit.cli.check import check_command
 from sdckit.cli.protect import protect_command
 from sdckit.cli.risk import risk_command
 from sdckit.cli.table import table_command
+from sdckit.cli.ui import ui_command
 
 __all__ = ["app", "main"]
 
@@ -27,6 +28,7 @@ app.command("risk")(risk_command)
 app.command("protect")(protect_command)
 app.command("table")(table_command)
 app.command("check")(check_command)
+app.command("ui")(ui_command)
 
 
 def _show_version(value: bool) -> None:

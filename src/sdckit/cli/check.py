@@ -38,7 +38,7 @@ def check_command(
     from sdckit.jobs import load_job
     from sdckit.jobs.run import release_seed
     from sdckit.microdata import Microdata
-    from sdckit.release import ReleaseTarget, check_release, released_order
+    from sdckit.release import ReleaseTarget, check_file, released_order
 
     console = stdout_console()
     with reported_errors():
@@ -47,7 +47,6 @@ def check_command(
         text = [*roles["keys"], *roles["linked"], *roles["household_level"]]
         md = Microdata(read_data(original, text_columns=text), **roles)
         released_frame = read_data(released, text_columns=text)
-        original_frame = md.frame
         if released_frame.height != md.n_records:
             raise DataError(
                 "The released file has another number of records than the original; check "
@@ -63,19 +62,7 @@ def check_command(
             inverse = np.argsort(order)
             released_frame = released_frame[inverse]
         target = spec.target.for_release() if spec.target is not None else ReleaseTarget()
-        result = check_release(
-            original_frame,
-            released_frame,
-            keys=md.keys,
-            linked=md.linked,
-            household=md.household,
-            household_level=md.household_level,
-            identifiers=md.identifiers,
-            numeric=md.numeric,
-            weight=md.weight,
-            declared=spec.release_plan.declared(md),
-            target=target,
-        )
+        result = check_file(md, released_frame, spec.release_plan, target)
     table = Table(title=f"Release check of {released.name}", title_justify="left")
     table.add_column("measure")
     table.add_column("value", justify="right")

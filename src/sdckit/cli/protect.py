@@ -16,7 +16,6 @@ from typing import Annotated
 
 import typer
 
-from sdckit._console import print_job_result
 from sdckit.cli._common import progress_bar, reported_errors, stdout_console
 
 __all__ = ["EXIT_TARGET_MISSED", "protect_command"]
@@ -37,6 +36,7 @@ def protect_command(
     ] = None,
 ) -> None:
     """Run a protection job file: steps, risk target, R-U map, protected file and reports."""
+    from sdckit._console import print_job_result
     from sdckit.jobs import load_job, run_job
 
     console = stdout_console()

@@ -10,15 +10,10 @@ row per input record, in input order: ``fk``, ``Fk_hat``, ``risk``; with ``--hou
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import polars as pl
 import typer
-from rich.table import Table
 
-from sdckit._results import format_value
-from sdckit._validation import check_choice, check_seed
 from sdckit.cli._common import (
     check_output_columns,
     reported_errors,
@@ -27,7 +22,14 @@ from sdckit.cli._common import (
 )
 from sdckit.errors import ParameterError
 
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import polars as pl
+
 __all__ = ["assess_file", "risk_command"]
+
+# numpy, polars and the measures are imported by the command when it runs, not when the
+# command line starts: ``sdckit --help`` needs none of them.
 
 
 def assess_file(
@@ -65,13 +67,24 @@ def assess_file(
         One row per input record, in input order.
     summary : list of (label, value)
     """
+    import numpy as np
+    import polars as pl
+
+    from sdckit._validation import check_choice
     from sdckit.io import read_data
     from sdckit.microdata import Microdata
-    from sdckit.risk import assess_risk
+    from sdckit.risk.assessment import assess_risk
 
     check_choice(missing, "--missing", ("wildcard", "category"))
     check_choice(method, "--method", ("approx", "exact"))
-    frame = read_data(path, na_values=na_values, text_columns=keys)
+    # only the columns with a role are read (a Parquet file reads nothing else)
+    wanted = [*keys, *([weight] if weight else []), *([household] if household else [])]
+    wanted += sensitive or []
+    frame = read_data(path, na_values=na_values, text_columns=keys, columns=wanted)
+    if any(name not in frame.columns for name in wanted):
+        # a role names a column the file lacks: read it whole, so that the error lists the
+        # columns it has and suggests the closest name
+        frame = read_data(path, na_values=na_values, text_columns=keys)
     md = Microdata(
         frame, keys=keys, weight=weight, household=household, sensitive=sensitive or None
     )
@@ -82,11 +95,13 @@ def assess_file(
             planned += ["l_entropy_multi", "l_recursive_multi"]
         check_output_columns(["fk", "Fk_hat", "risk", "household_risk", *planned])
     assessment = assess_risk(md, method=method, missing=missing)
-    records = assessment.to_frame()
-    columns: dict[str, np.ndarray] = {c: records.get_column(c).to_numpy() for c in records.columns}
-    fk = columns["fk"]
-    if np.all(fk == np.round(fk)):  # whole counts (always, without fractional alpha)
-        columns["fk"] = fk.astype(np.int64)
+    # the per-record arrays themselves, in the order of RiskAssessment.to_frame
+    columns: dict[str, np.ndarray] = assessment.record_columns()
+    freq = assessment.frequencies
+    if freq is not None:
+        class_fk = freq.class_fk  # fk is constant within a class: test the classes only
+        if np.all(class_fk == np.round(class_fk)):  # whole counts (always, without alpha < 1)
+            columns["fk"] = columns["fk"].astype(np.int64)
     rows: list[tuple[str, Any]] = assessment.rows()
     if suda2:
         from sdckit.risk.suda import suda2 as run_suda2
@@ -106,6 +121,10 @@ def assess_file(
 def _print_summary(
     path: Path, out: Path | None, keys: list[str], rows: list[tuple[str, Any]]
 ) -> None:
+    from rich.table import Table
+
+    from sdckit._results import format_value
+
     table = Table(
         title=f"Disclosure risk of {path.name}",
         caption=f"key variables: {', '.join(keys)}",
@@ -170,6 +189,8 @@ def risk_command(
 
     with reported_errors():
         if seed is not None:
+            from sdckit._validation import check_seed
+
             check_seed(seed)
         key_list = split_columns(keys, "--keys")
         sensitive_list = split_columns(sensitive, "--sensitive")

@@ -3,9 +3,11 @@
 The job names the input (microdata aggregated into a table, or a table given one row per
 cell), the dimensions with optional hierarchies, the sensitivity rules, the secondary
 suppression method and the outputs; ``docs/job-files.md`` describes the format.  Everything is
-validated before the work (:func:`sdckit.jobs.load_table_job`); a bad job exits with status 2
-and a one-line message.  When the audit finds an under-protected cell, the published table is
-not written and the status is 1.
+validated before the work (:func:`sdckit.jobs.load_table_job`); a bad job (also one whose
+output is its input file) and a table no pattern can protect exit with status 2 and a one-line
+message.  Every pattern is audited (in check mode without an ``[audit]`` section); when the
+audit finds an under-protected cell, neither the published table nor the external report is
+written and the status is 1.
 """
 
 from __future__ import annotations
@@ -39,22 +41,24 @@ def table_command(
             check_int(seed, "--seed", minimum=0)
         job = load_table_job(job_file)
         with progress_bar(console) as progress:
-            table, result, checked, written = run_table_job(job, progress=progress)
+            outcome = run_table_job(job, progress=progress)
+    table, result, checked, written = outcome
     summary = RichTable(title=job.title, title_justify="left")
     summary.add_column("measure")
     summary.add_column("value", justify="right")
     for label, value in table.summary().rows:
         summary.add_row(label, value if isinstance(value, str) else format_value(value))
     summary.add_row("suppression method", result.method)
-    if checked is not None:
-        summary.add_row("audit", "every suppressed cell protected" if checked.ok else "FAILED")
+    mode = "" if job.audit_params is not None else " (check mode)"
+    summary.add_row("audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED")
     console.print(summary)
     for p in written:
         console.print(f"Wrote {p}")
-    if checked is not None and not checked.ok:
+    if not checked.ok:
+        withheld = " and ".join(str(p) for p in outcome.withheld) or "no published output"
         typer.echo(
-            f"Error: the audit found {len(checked.under_protected)} under-protected cells; "
-            "the published table was not written.",
+            f"Error: the audit found {len(checked.under_protected)} under-protected primary "
+            f"cell(s); not written: {withheld}. Do not publish this pattern.",
             err=True,
         )
         raise typer.Exit(1)

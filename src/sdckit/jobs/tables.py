@@ -5,12 +5,18 @@ cell), the dimensions with optional hierarchies, the sensitivity rules, the seco
 suppression method and the outputs; ``docs/job-files.md`` describes the format.  Rules and
 methods are found in the registry (:func:`sdckit.protection.registry`, families ``"rule"``
 and ``"table"``) and their parameters checked against their declarations before the work.
+
+Every pattern is audited by LP before anything is published: with the ``[audit]`` parameters
+when the job has that section, else in the cheap ``intervals = "check"`` mode.  The published
+table and the external report are written only when the audit finds every primary protected;
+the internal exports (``table_full``, ``report_internal``) are always written.  No output may
+be the input file, and no two outputs the same file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +59,8 @@ class TableJob:
     audit_params: dict[str, Any] | None
     output_table: Path | None
     output_full: Path | None
+    report_internal: Path | None = None
+    report_external: Path | None = None
 
     @property
     def suppression_params(self) -> dict[str, Any]:
@@ -62,12 +70,23 @@ class TableJob:
 
 @dataclass(frozen=True)
 class TableJobResult:
-    """What a table job produced: the protected table, the suppression, the audit, the files."""
+    """What a table job produced: the protected table, the suppression, the audit, the files.
+
+    ``audit`` is always an :class:`~sdckit.tables.AuditResult` (check mode when the job has no
+    ``[audit]`` section); ``withheld`` lists the outputs not written because the audit found
+    an under-protected primary (the published table, the external report).
+    """
 
     table: Any
     suppression: Any
     audit: Any
     written: list[Path]
+    withheld: list[Path] = field(default_factory=list)
+
+    @property
+    def protected(self) -> bool:
+        """True when the audit found every primary protected."""
+        return bool(self.audit.ok)
 
     def __iter__(self) -> Any:  # (table, result, audit, written), as the former tuple
         return iter((self.table, self.suppression, self.audit, self.written))
@@ -77,10 +96,19 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     from sdckit.io import read_data
     from sdckit.tables import Table
 
-    unknown_keys(input_spec, {"file", "format", "kind"}, "input")
+    unknown_keys(input_spec, {"file", "format", "kind", "na_values"}, "input")
     unknown_keys(
         spec,
-        {"dimensions", "hierarchies", "value", "weight", "n_top", "n_contributors", "top"},
+        {
+            "dimensions",
+            "hierarchies",
+            "value",
+            "weight",
+            "n_top",
+            "n_contributors",
+            "top",
+            "missing",
+        },
         "table",
     )
     if "file" not in input_spec:
@@ -88,12 +116,21 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     kind = input_spec.get("kind", "microdata")
     if kind not in ("microdata", "cells"):
         raise ParameterError('[input] \'kind\' must be "microdata" or "cells".')
-    frame = read_data(
-        path_of(base, input_spec["file"], "input file"), format=input_spec.get("format")
-    )
     dims = spec.get("dimensions")
     if not isinstance(dims, list) or not dims or not all(isinstance(d, str) for d in dims):
         raise ParameterError("[table] 'dimensions' must be a list of column names.")
+    na_values = input_spec.get("na_values")
+    if na_values is not None and (
+        not isinstance(na_values, list) or not all(isinstance(v, str) for v in na_values)
+    ):
+        raise ParameterError("[input] 'na_values' must be a list of strings.")
+    # the codes of the dimensions are read exactly as written (text), as key variables are
+    frame = read_data(
+        path_of(base, input_spec["file"], "input file"),
+        format=input_spec.get("format"),
+        na_values=na_values,
+        text_columns=dims,
+    )
     hierarchies = spec.get("hierarchies", {})
     if not isinstance(hierarchies, dict):
         raise ParameterError("[table] 'hierarchies' must be a table: column -> hierarchy.")
@@ -107,6 +144,12 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     cols = [*dims, *(spec[k] for k in ("value", "weight", "n_contributors") if k in spec)]
     check_columns_exist(cols, list(frame.columns), "table")
     dimensions = {d: hierarchies.get(d) for d in dims}
+    missing = spec.get("missing", "error")
+    if missing not in ("error", "category", "drop"):
+        raise ParameterError(
+            '[table] \'missing\' must be "error", "category" (a level of its own) or "drop" '
+            "(leave the records out)."
+        )
     if kind == "microdata":
         if "n_contributors" in spec or "top" in spec:
             raise ParameterError(
@@ -114,7 +157,12 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
             )
         n_top = check_int(spec.get("n_top", 3), "table.n_top", minimum=1)
         return Table.from_microdata(
-            frame, dimensions, value, weight=spec.get("weight"), n_top=n_top
+            frame, dimensions, value, weight=spec.get("weight"), n_top=n_top, missing=missing
+        )
+    if "missing" in spec:
+        raise ParameterError(
+            "[table] 'missing' is for microdata inputs; a kind = \"cells\" input needs a code "
+            "in every dimension of every row."
         )
     if value is None:
         raise ParameterError("[table] a kind = \"cells\" input needs the 'value' column.")
@@ -141,22 +189,57 @@ def _rules(specs: Any) -> tuple[Any, ...]:
     return tuple(rules)
 
 
+_OUTPUTS = {
+    "table": ("output table", (".csv", ".parquet")),
+    "table_full": ("output table", (".csv", ".parquet")),
+    "report_internal": ("report", (".html", ".htm")),
+    "report_external": ("report", (".html", ".htm")),
+}
+
+
+def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, Path | None]:
+    unknown_keys(output, set(_OUTPUTS), "output")
+    paths: dict[str, Path | None] = {}
+    for key, (label, suffixes) in _OUTPUTS.items():
+        p = path_of(base, output[key], label) if key in output else None
+        if p is not None and p.suffix.lower() not in suffixes:
+            kind = "tables must be .csv or .parquet" if label != "report" else "reports must be"
+            raise ParameterError(
+                f"[output] {kind} files" + (" (.html)" if label == "report" else "") + "."
+            )
+        paths[key] = p
+    if paths["table"] is None and paths["table_full"] is None:
+        raise ParameterError("[output] needs 'table' (published) or 'table_full' (with status).")
+    source = None
+    if isinstance(input_file, str) and input_file.strip():
+        source = path_of(base, input_file, "input file").resolve()
+    seen: dict[Path, str] = {}
+    for key, p in paths.items():
+        if p is None:
+            continue
+        resolved = p.resolve()
+        if source is not None and resolved == source:
+            raise ParameterError(
+                f"[output] {key!r} is the input file; write the outputs to other files so that "
+                "the input is not overwritten."
+            )
+        if resolved in seen:
+            raise ParameterError(
+                f"[output] {seen[resolved]!r} and {key!r} are the same file; give each output "
+                "its own path."
+            )
+        seen[resolved] = key
+    return paths
+
+
 def load_table_job(path: str | Path) -> TableJob:
     """Read and validate a table job file; raise an :class:`SdcError` for anything wrong."""
     job_path, spec = read_toml(path)
     unknown_keys(spec, _SECTIONS, "top level")
     base = job_path.parent
     output = table_of(spec.get("output"), "output")
-    unknown_keys(output, {"table", "table_full"}, "output")
-    out_table = path_of(base, output["table"], "output table") if "table" in output else None
-    out_full = (
-        path_of(base, output["table_full"], "output table") if "table_full" in output else None
-    )
-    if out_table is None and out_full is None:
-        raise ParameterError("[output] needs 'table' (published) or 'table_full' (with status).")
-    for p in (out_table, out_full):
-        if p is not None and p.suffix.lower() not in (".csv", ".parquet"):
-            raise ParameterError("[output] tables must be .csv or .parquet files.")
+    input_spec = table_of(spec.get("input"), "input")
+    outputs = _outputs(base, output, input_spec.get("file"))
     rules = _rules(spec.get("rules"))
     supp = dict(table_of(spec.get("suppression", {"method": "hypercube"}), "suppression"))
     name = supp.pop("method", "hypercube")
@@ -173,13 +256,22 @@ def load_table_job(path: str | Path) -> TableJob:
         validate_parameters(
             "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
         )
-    table = _build_table(
-        base, table_of(spec.get("input"), "input"), table_of(spec.get("table"), "table")
-    )
     title = spec.get("title", "Table protection")
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
-    return TableJob(job_path, title, table, rules, suppression, audit_params, out_table, out_full)
+    table = _build_table(base, input_spec, table_of(spec.get("table"), "table"))
+    return TableJob(
+        job_path,
+        title,
+        table,
+        rules,
+        suppression,
+        audit_params,
+        outputs["table"],
+        outputs["table_full"],
+        outputs["report_internal"],
+        outputs["report_external"],
+    )
 
 
 def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) -> TableJobResult:
@@ -195,7 +287,14 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
     Returns
     -------
     TableJobResult
-        The published table is written only when the audit (if asked) passes.
+        The audit always runs (``[audit]`` parameters, else check mode); the published table
+        and the external report are written only when it passes (else they are listed in
+        ``withheld``).
+
+    Raises
+    ------
+    InfeasibleError
+        No pattern can protect some primary (the message names it by cell number and position).
     """
     from sdckit.tables import apply_rules, audit
 
@@ -206,14 +305,41 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
     report("Table protection", 1, len(stages))
     result = job.suppression.apply(marked)
     report("Table protection", 2, len(stages))
-    checked = audit(result.table, **job.audit_params) if job.audit_params is not None else None
+    params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
+    checked = audit(result.table, **params)
     report("Table protection", 3, len(stages))
+    protected_table = checked.table  # carries the audit's verdict
     written: list[Path] = []
+    withheld: list[Path] = []
     if write:
         if job.output_full is not None:
-            job.output_full.parent.mkdir(parents=True, exist_ok=True)
-            written.append(result.table.write(job.output_full, published=False))
-        if job.output_table is not None and (checked is None or checked.ok):
-            job.output_table.parent.mkdir(parents=True, exist_ok=True)
-            written.append(result.table.write(job.output_table, published=True))
-    return TableJobResult(result.table, result, checked, written)
+            written.append(protected_table.write(job.output_full, published=False))
+        if job.output_table is not None:
+            if checked.ok:
+                written.append(protected_table.write(job.output_table, published=True))
+            else:
+                withheld.append(job.output_table)
+        if job.report_internal is not None or job.report_external is not None:
+            from sdckit.report import write_table_report
+
+            exact = checked if getattr(checked, "intervals", "exact") == "exact" else None
+            if job.report_internal is not None:
+                written.append(
+                    write_table_report(
+                        result, job.report_internal, kind="internal", audit=exact, title=job.title
+                    )
+                )
+            if job.report_external is not None:
+                if checked.ok:
+                    written.append(
+                        write_table_report(
+                            result,
+                            job.report_external,
+                            kind="external",
+                            audit=exact,
+                            title=job.title,
+                        )
+                    )
+                else:
+                    withheld.append(job.report_external)
+    return TableJobResult(protected_table, result, checked, written, withheld)

@@ -29,8 +29,14 @@ import polars as pl
 from sdckit._codes import group_ids
 from sdckit._validation import check_choice, check_int, check_real
 from sdckit.errors import ColumnError, InfeasibleError, ParameterError
+from sdckit.masking._strata import N_JOBS, ReportsStrata, Strata, n_workers, run, split
 from sdckit.masking._suppression_kernel import key_words, suppress_to_k
-from sdckit.masking._suppression_restore import restore_values
+from sdckit.masking._suppression_restore import (
+    close_inferences_kernel,
+    restore_values,
+    structural_dependencies,
+    suppress_and_restore,
+)
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
     Boolean,
@@ -125,19 +131,48 @@ def _suppress_codes(
             "The key variables have too many combinations of levels for local suppression "
             "(more than 2**124); recode some key variables into fewer categories."
         ) from None
-    before = codes.astype(np.int64)
+    before = np.ascontiguousarray(codes, dtype=np.int64)
     prio = priority.astype(np.int64)
-    out = suppress_to_k(before, int(k), prio, radix, words, wildcard, pull)
-    if wildcard:  # give back values that turned out not to be needed
-        for _ in range(3):
-            restored = restore_values(before, out, int(k), prio, radix, words)
-            if np.array_equal(restored, out):
-                break
-            out = restored
+    if wildcard and pull:
+        # the greedy, then up to three rounds giving back values that turned out not to be
+        # needed, on the same groups and maps
+        out = suppress_and_restore(before, int(k), prio, radix, words, 3)
+    else:
+        out = suppress_to_k(before, int(k), prio, radix, words, wildcard, pull)
+        if wildcard:
+            out = restore_values(before, out, int(k), prio, radix, words, 3)
     result = out.astype(np.int32)
     if not wildcard:
         _complete_category(result, k)
     return result
+
+
+def _suppress_subsets(
+    codes: np.ndarray,
+    cardinalities: np.ndarray,
+    k: int,
+    priority: np.ndarray,
+    wildcard: bool,
+    subsets: list[tuple[int, ...]],
+) -> np.ndarray:
+    """``codes`` (changed in place and returned) after suppression on every key subset.
+
+    The work of one stratum (a module-level function, so that it can run in another process).
+    """
+    changed = True
+    while changed:
+        changed = False
+        for subset in subsets:
+            cols = list(subset)
+            before = int(np.count_nonzero(codes[:, cols] < 0))
+            codes[:, cols] = _suppress_codes(
+                codes[:, cols], cardinalities[cols], k, priority[cols], wildcard
+            )
+            changed |= int(np.count_nonzero(codes[:, cols] < 0)) > before
+        # with wildcards suppression never lowers fk, so one pass is enough; with missing
+        # values as a category a later subset can break an earlier one: repeat until stable
+        changed &= not wildcard and len(subsets) > 1
+    return codes
 
 
 def _complete_category(codes: np.ndarray, k: int) -> None:
@@ -184,70 +219,13 @@ def close_inferences(
 
     Returns the new suppression flags and the number of values added.
     """
-    supp = suppressed.copy()
-    m = codes.shape[1]
-    added = 0
-    determines = _structural_dependencies(codes)
-    for _ in range(2 * m + 2):
-        released = np.where(supp, -1, codes)
-        changed = False
-        for j in range(m):
-            cells = supp[:, j] & (codes[:, j] >= 0)
-            if not cells.any():
-                continue
-            for c in range(m):
-                if c == j:
-                    continue
-                rc, rj = released[:, c], released[:, j]
-                vis = (rc >= 0) & (rj >= 0)
-                size = int(codes[:, c].max(initial=-1)) + 1
-                if size == 0 or not vis.any():
-                    continue
-                count = np.bincount(rc[vis], minlength=size)
-                low = np.full(size, np.iinfo(np.int64).max)
-                high = np.full(size, -1)
-                np.minimum.at(low, rc[vis], rj[vis])
-                np.maximum.at(high, rc[vis], rj[vis])
-                homogeneous = (count >= witnesses) & (low == high)
-                at = np.where(rc >= 0, rc, 0)
-                # the value read back may be the true one even when this file's value is not
-                # (an earlier perturbation): any homogeneous group counts
-                hit = cells & (rc >= 0) & homogeneous[at]
-                if determines[c, j]:  # c gives j back everywhere (a classification)
-                    hit |= cells & (rc >= 0)
-                if hit.any():
-                    supp[hit, c] = True
-                    released[hit, c] = -1
-                    added += int(hit.sum())
-                    changed = True
-        if not changed:
-            break
-    return supp, added
-
-
-def _structural_dependencies(codes: np.ndarray) -> np.ndarray:
-    """``out[c, j]``: key ``c`` determines key ``j`` in the whole file (each value of ``c``
-    goes with one value of ``j``, ``c`` has at most one value per two records, ``j`` varies)."""
-    m = codes.shape[1]
-    out = np.zeros((m, m), dtype=bool)
-    for c in range(m):
-        for j in range(m):
-            if c == j:
-                continue
-            both = (codes[:, c] >= 0) & (codes[:, j] >= 0)
-            if both.sum() < 2:
-                continue
-            cv, jv = codes[both, c], codes[both, j]
-            size = int(cv.max()) + 1
-            present = np.bincount(cv, minlength=size) > 0
-            if present.sum() > 0.5 * both.sum() or np.unique(jv).size < 2:
-                continue
-            low = np.full(size, np.iinfo(np.int64).max)
-            high = np.full(size, -1)
-            np.minimum.at(low, cv, jv)
-            np.maximum.at(high, cv, jv)
-            out[c, j] = bool(np.all(low[present] == high[present]))
-    return out
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    supp = np.ascontiguousarray(suppressed, dtype=np.bool_).copy()
+    if codes.shape[1] < 2 or not supp.any():
+        return supp, 0
+    determines = structural_dependencies(codes)
+    added = close_inferences_kernel(codes, supp, int(witnesses), determines)
+    return supp, int(added)
 
 
 def _key_subsets(m: int, combinations: int | None) -> list[tuple[int, ...]]:
@@ -308,7 +286,7 @@ def _check_only_suppressed(original: Microdata, protected: Protected) -> None:
             require(a.equals(b, null_equal=True), f"the column {name!r} was changed")
 
 
-class LocalSuppression(ProtectionMethod):
+class LocalSuppression(ReportsStrata, ProtectionMethod):
     """Local suppression of key values to reach k-anonymity.
 
     Key values are set to missing so that every record has ``fk >= k``, where a missing value
@@ -334,6 +312,14 @@ class LocalSuppression(ProtectionMethod):
         value (the age group of young children gives back their education), that other key
         is suppressed in the record too (see :func:`close_inferences`; wildcards only).
         ``False`` reproduces the plain greedy (as sdcMicro, which does not do this).
+    by_strata : bool, default False
+        Reach k-anonymity within each stratum of the data (its ``strata`` role) instead of the
+        whole file: a record must share its key values with ``k - 1`` others *of its stratum*
+        (as if the stratum were one more key that is never suppressed).  Inferences are
+        blocked over the whole file, after the strata are done.
+    n_jobs : int, default 1
+        With ``by_strata``, the number of processes working on strata at the same time (-1:
+        one per core).  The output is the same for every value.
 
     Examples
     --------
@@ -369,6 +355,10 @@ class LocalSuppression(ProtectionMethod):
             Boolean(),
             help="also suppress a key that would give a suppressed value back (wildcards only)",
         ),
+        "by_strata": Param(
+            Boolean(), help="reach k-anonymity within each stratum of the data's strata column"
+        ),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -379,12 +369,16 @@ class LocalSuppression(ProtectionMethod):
         combinations: int | None = None,
         missing: str = "wildcard",
         block_inference: bool = True,
+        by_strata: bool = False,
+        n_jobs: int = 1,
     ) -> None:
         self.k = k
         self.importance = importance
         self.combinations = combinations
         self.missing = missing
         self.block_inference = block_inference
+        self.by_strata = by_strata
+        self.n_jobs = n_jobs
 
     def _check(self, md: Microdata) -> tuple[int, int | None]:
         k = check_int(self.k, "k", minimum=1)
@@ -398,28 +392,48 @@ class LocalSuppression(ProtectionMethod):
                 f"k-anonymity with k={k} is impossible with {md.n_records} records; choose "
                 "k <= the number of records."
             )
+        n_workers(self.n_jobs)
         return k, combos
+
+    def _strata(self, md: Microdata, k: int) -> Strata | None:
+        """The strata to work within (``by_strata``), checked; None for the whole file."""
+        if not self.by_strata:
+            return None
+        if md.strata is None:
+            raise ColumnError(
+                "Local suppression with by_strata=True needs the strata column: give the data "
+                "a strata role (strata=...)."
+            )
+        strata = split(md.frame.get_column(md.strata), md.strata)
+        small = int(np.count_nonzero(strata.sizes() < k))
+        if small:
+            raise InfeasibleError(
+                f"{small} stratum/strata of {md.strata!r} have fewer than k={k} records, so "
+                "k-anonymity within them is impossible; merge small strata or lower k."
+            )
+        return strata
 
     def _apply(self, md: Microdata) -> Protected:
         k, combos = self._check(md)
         priority = _priority(md, self.importance)
         kc = md.key_codes
-        codes = kc.codes.copy()
         wildcard = self.missing == "wildcard"
-        subsets = _key_subsets(len(md.keys), combos)
-        changed = True
-        while changed:
-            changed = False
-            for subset in subsets:
-                cols = list(subset)
-                before = int(np.count_nonzero(codes[:, cols] < 0))
-                codes[:, cols] = _suppress_codes(
-                    codes[:, cols], kc.cardinalities[cols], k, priority[cols], wildcard
-                )
-                changed |= int(np.count_nonzero(codes[:, cols] < 0)) > before
-            # with wildcards suppression never lowers fk, so one pass is enough; with missing
-            # values as a category a later subset can break an earlier one: repeat until stable
-            changed &= not wildcard and len(subsets) > 1
+        strata = self._strata(md, k)
+        if strata is None:
+            subsets = _key_subsets(len(md.keys), combos)
+            codes = _suppress_subsets(
+                kc.codes.copy(), kc.cardinalities, k, priority, wildcard, subsets
+            )
+        else:  # each stratum on its own (in parallel processes with n_jobs > 1)
+            subsets = _key_subsets(len(md.keys), combos)
+            tasks = [
+                (kc.codes[rows], kc.cardinalities, k, priority, wildcard, subsets)
+                for rows in strata.rows
+            ]
+            codes = np.empty_like(kc.codes)
+            done = run(_suppress_subsets, tasks, self.n_jobs, weights=strata.sizes())
+            for rows, out in zip(strata.rows, done, strict=True):
+                codes[rows] = out
         suppressed = (codes < 0) & (kc.codes >= 0)
         added = 0
         if self.block_inference and wildcard:
@@ -433,16 +447,28 @@ class LocalSuppression(ProtectionMethod):
             ),
             "suppressed": suppressed,
             "k": k,
+            "strata": md.strata if strata is not None else None,
         }
         return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Recompute ``fk`` (for every key subset when ``combinations`` is set): ``fk >= k``."""
+        """Recompute ``fk`` (for every key subset when ``combinations`` is set): ``fk >= k``.
+
+        With ``by_strata``, ``fk`` counts the records of the same stratum (the original strata
+        column is one more key).
+        """
         k, combos = self._check(original)
         _check_only_suppressed(original, protected)
         md = protected.microdata
-        for subset in _key_subsets(len(md.keys), combos):
-            fk = _fk_after(md, [md.keys[j] for j in subset], self.missing)
+        keys = list(md.keys)
+        extra: list[str] = []
+        if self.by_strata:
+            self._strata(original, k)
+            extra = ["_sdckit_stratum"]
+            stratum = original.frame.get_column(str(original.strata)).alias(extra[0])
+            md = md.with_frame(md.frame.with_columns(stratum))
+        for subset in _key_subsets(len(keys), combos):
+            fk = _fk_after(md, [keys[j] for j in subset] + extra, self.missing)
             self._require(np.all(fk >= k), f"some records have fk < {k} after suppression")
 
     @classmethod
@@ -464,11 +490,14 @@ def local_suppression(
     data: Any,
     *,
     keys: Any = None,
+    strata: str | None = None,
     k: int = 2,
     importance: Importance = None,
     combinations: int | None = None,
     missing: str = "wildcard",
     block_inference: bool = True,
+    by_strata: bool = False,
+    n_jobs: int = 1,
 ) -> Protected:
     """Suppress key values until every record has ``fk >= k`` (see :class:`LocalSuppression`).
 
@@ -477,7 +506,9 @@ def local_suppression(
     data : DataFrame or Microdata
     keys : list of str, optional
         Key variables (required unless ``data`` is a Microdata with keys).
-    k, importance, combinations, missing, block_inference
+    strata : str, optional
+        The strata column (for ``by_strata``; a Microdata keeps its own).
+    k, importance, combinations, missing, block_inference, by_strata, n_jobs
         See :class:`LocalSuppression`.
 
     Returns
@@ -494,13 +525,15 @@ def local_suppression(
     >>> res.data["a"].to_list()
     [1, 1, 2, 2, None]
     """
-    md = as_microdata(data, keys=keys)
+    md = as_microdata(data, keys=keys, strata=strata)
     method = LocalSuppression(
         k=k,
         importance=importance,
         combinations=combinations,
         missing=missing,
         block_inference=block_inference,
+        by_strata=by_strata,
+        n_jobs=n_jobs,
     )
     return method.apply(md)
 

@@ -36,6 +36,7 @@ __all__ = [
     "ReleaseFinding",
     "ReleasePlan",
     "ReleaseTarget",
+    "check_file",
     "check_release",
     "new_household_ids",
     "release",
@@ -100,6 +101,25 @@ class Release:
         return target
 
 
+def check_file(
+    original: Microdata, released: Any, plan: ReleasePlan, target: ReleaseTarget
+) -> ReleaseCheck:
+    """:func:`check_release` of ``released`` with the roles of ``original`` and the plan."""
+    return check_release(
+        original.frame,
+        released,
+        keys=original.keys,
+        linked=original.linked,
+        household=original.household,
+        household_level=original.household_level,
+        identifiers=original.identifiers,
+        numeric=original.numeric,
+        weight=original.weight,
+        declared=plan.declared(original),
+        target=target,
+    )
+
+
 def released_order(plan: ReleasePlan, original: Microdata, seed: Any) -> Any:
     """The record order :func:`release` gives a file of ``original`` with this seed.
 
@@ -152,17 +172,5 @@ def release(
     rng = check_seed(seed)
     frame = plan.apply(protected, seed=rng)
     order = plan.record_order(frame.height, seed=rng)
-    check = check_release(
-        original.frame,
-        frame,
-        keys=original.keys,
-        linked=original.linked,
-        household=original.household,
-        household_level=original.household_level,
-        identifiers=original.identifiers,
-        numeric=original.numeric,
-        weight=original.weight,
-        declared=plan.declared(original),
-        target=target,
-    )
+    check = check_file(original, frame, plan, target)
     return Release(frame=frame, check=check, plan=plan, roles=plan.roles(original), order=order)

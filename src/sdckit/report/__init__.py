@@ -7,5 +7,6 @@ R-U map; the ``external`` report says only what may be published about the prote
 """
 
 from sdckit.report._html import describe_step, render_report, write_report
+from sdckit.report._table import write_table_report as write_table_report
 
 __all__ = ["describe_step", "render_report", "write_report"]

@@ -67,6 +67,9 @@ class FrequencyResult:
     keys : tuple of str
     missing : {"wildcard", "category"}
     alpha : float
+    class_counts, class_weights : numpy.ndarray or None
+        ``fk`` and ``Fk_hat`` of each equivalence class, indexed by ``group`` (set by
+        :func:`frequency_counts`; see :attr:`class_fk` and :attr:`class_Fk_hat`).
     """
 
     fk: np.ndarray
@@ -77,6 +80,9 @@ class FrequencyResult:
     alpha: float
     weighted: bool
     frame_info: FrameInfo | None = field(default=None, compare=False)
+    # fk and Fk_hat of each equivalence class (indexed by ``group``), when already known
+    class_counts: np.ndarray | None = field(default=None, compare=False, repr=False)
+    class_weights: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_records(self) -> int:
@@ -111,8 +117,21 @@ class FrequencyResult:
     @cached_property
     def class_fk(self) -> np.ndarray:
         """``fk`` of each equivalence class (constant within a class), indexed by ``group``."""
+        if self.class_counts is not None:
+            return self.class_counts
         out = np.zeros(self.n_classes, dtype=np.float64)
         out[self.group] = self.fk
+        return out
+
+    @cached_property
+    def class_Fk_hat(self) -> np.ndarray:
+        """``Fk_hat`` of each equivalence class, indexed by ``group``."""
+        if self.class_weights is not None:
+            return self.class_weights
+        if not self.weighted:
+            return self.class_fk
+        out = np.zeros(self.n_classes, dtype=np.float64)
+        out[self.group] = self.Fk_hat
         return out
 
     def violations(self, k: int) -> KAnonymityViolations:
@@ -151,7 +170,18 @@ class FrequencyResult:
 def _wildcard_counts(
     codes: np.ndarray, weights: np.ndarray | None, alpha: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """sdcMicro's freqCalc with missing values as wildcards, computed over key groups."""
+    """sdcMicro's freqCalc with missing values as wildcards, computed over key groups.
+
+    Returns ``fk``, ``Fk_hat`` and the group id of each record.
+    """
+    fk, fw, gid = _wildcard_group_counts(codes, weights, alpha)
+    return fk[gid], fw[gid], gid
+
+
+def _wildcard_group_counts(
+    codes: np.ndarray, weights: np.ndarray | None, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_wildcard_counts` per group: ``fk`` and ``Fk_hat`` of each group, group ids."""
     m = codes.shape[1]
     gid, n_groups = group_ids(codes)
     first = first_index(gid, n_groups)
@@ -191,7 +221,7 @@ def _wildcard_counts(
             lid, rid = ids[: len(left)], ids[len(left) :]
             fk[left] += np.bincount(rid, right_c, minlength=n_ids)[lid]
             fw[left] += np.bincount(rid, right_w, minlength=n_ids)[lid]
-    return fk[gid], fw[gid], gid
+    return fk, fw, gid
 
 
 def frequency_counts(
@@ -202,26 +232,27 @@ def frequency_counts(
     alpha = check_real(alpha, "alpha", minimum=0.0, maximum=1.0)
     kc = md.key_codes
     weights = md.weights()
-    codes = kc.codes
-    if missing == "wildcard" and bool((codes < 0).any()):
-        fk, fw, gid = _wildcard_counts(codes, weights, alpha)
+    if missing == "wildcard" and kc.has_missing:
+        class_fk, class_fw, gid = _wildcard_group_counts(kc.codes, weights, alpha)
     else:
-        gid, n_groups = group_ids(codes)
-        counts = np.bincount(gid, minlength=n_groups).astype(np.float64)
-        fk = counts[gid]
-        if weights is None:
-            fw = fk
-        else:
-            fw = np.bincount(gid, weights, minlength=n_groups)[gid]
+        # the codes one column each: the (n, m) matrix is not needed here
+        gid, n_groups = group_ids(kc)
+        class_fk = np.bincount(gid, minlength=n_groups).astype(np.float64)
+        class_fw = class_fk if weights is None else np.bincount(gid, weights, minlength=n_groups)
+    class_fw = class_fw.astype(np.float64, copy=False)
+    fk = class_fk[gid]
+    fw = fk if class_fw is class_fk else class_fw[gid]
     return FrequencyResult(
         fk=fk,
-        Fk_hat=fw.astype(np.float64, copy=False),
+        Fk_hat=fw,
         group=gid,
         keys=md.keys,
         missing=missing,
         alpha=alpha,
         weighted=weights is not None,
         frame_info=md.frame_info,
+        class_counts=class_fk,
+        class_weights=class_fw,
     )
 
 

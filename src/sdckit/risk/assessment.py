@@ -154,6 +154,10 @@ class RiskAssessment:
         l-diversity columns ``l_distinct_<s>``, ``l_entropy_<s>``, ``l_recursive_<s>`` with
         sensitive variables.
         """
+        return records_frame(self.record_columns(), self.frame_info)
+
+    def record_columns(self) -> dict[str, np.ndarray]:
+        """The columns of :meth:`to_frame` as numpy arrays (the result's own arrays, no copy)."""
         cols: dict[str, np.ndarray] = {}
         if self.individual is not None:
             cols["fk"] = self.individual.fk
@@ -170,7 +174,7 @@ class RiskAssessment:
                 cols["l_entropy_multi"] = self.diversity.multi_entropy
             if self.diversity.multi_recursive is not None:
                 cols["l_recursive_multi"] = self.diversity.multi_recursive
-        return records_frame(cols, self.frame_info)
+        return cols
 
     def rows(self) -> list[tuple[str, Any]]:
         """Labelled file-level figures (the rows of :meth:`summary`)."""

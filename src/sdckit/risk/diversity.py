@@ -176,8 +176,7 @@ def _l_diversity(
 ) -> LDiversityResult:
     """l-diversity of a validated file; ``groups`` reuses equivalence classes already built
     (``(group id per record, number of groups)`` over the keys, missing as a value)."""
-    codes = md.key_codes.codes
-    gid, n_groups = group_ids(codes) if groups is None else groups
+    gid, n_groups = group_ids(md.key_codes) if groups is None else groups
     s_codes = {s: encode_column(md.frame.get_column(s))[0] for s in md.sensitive}
     distinct, entropy, recursive = {}, {}, {}
     for s in md.sensitive:
@@ -187,6 +186,7 @@ def _l_diversity(
     if len(md.sensitive) >= 2:
         multi_e = np.full(n_groups, np.inf)
         multi_r = np.full(n_groups, np.inf)
+        codes = md.key_codes.codes
         for s in md.sensitive:
             others = np.column_stack([codes] + [s_codes[o] for o in md.sensitive if o != s])
             sub, n_sub = group_ids(others)

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special
 
-from sdckit._codes import encode_column, first_index
+from sdckit._codes import encode_column
 from sdckit._frames import FrameInfo
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_real
@@ -93,6 +92,8 @@ def benedetti_franconi_risk(
     if method == "approx":
         risk[other] = p[other] / (f[other] - q[other])
     else:
+        from scipy import special  # only the exact formula needs scipy
+
         risk[other] = p[other] / f[other] * special.hyp2f1(1.0, 1.0, f[other] + 1.0, q[other])
     return risk
 
@@ -270,22 +271,21 @@ def individual_risk_of(freq: FrequencyResult, method: str = "approx") -> Individ
     """
     check_choice(method, "method", ("approx", "exact"))
     if freq.weighted:
-        if bool(np.any(freq.Fk_hat < freq.fk)):
+        # fk and Fk_hat are constant within an equivalence class: evaluate once per class
+        class_fk, class_Fk = freq.class_fk, freq.class_Fk_hat
+        if bool(np.any(class_Fk < class_fk)):
             warnings.warn(
                 "Some key combinations have a weight sum below their sample count (weights "
                 "below 1); their risk is capped at 1/fk.",
                 SdcWarning,
                 stacklevel=3,
             )
-        # fk and Fk_hat are constant within an equivalence class: evaluate once per class
-        gid = freq.group
-        first = first_index(gid, freq.n_classes)
         per_class = benedetti_franconi_risk(
-            freq.fk[first],
-            np.maximum(freq.Fk_hat[first], freq.fk[first]),  # the cap at 1/fk, explicit
+            class_fk,
+            np.maximum(class_Fk, class_fk),  # the cap at 1/fk, explicit
             method,  # type: ignore[arg-type]
         )
-        risk = per_class[gid]
+        risk = per_class[freq.group]
     else:
         risk = 1.0 / freq.fk
     return IndividualRiskResult(

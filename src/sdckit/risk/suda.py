@@ -39,7 +39,7 @@ import numba
 import numpy as np
 import polars as pl
 
-from sdckit._codes import KeyCodes, combine_codes, group_ids
+from sdckit._codes import KeyCodes, combine_codes, first_index, group_ids
 from sdckit._frames import FrameInfo, from_polars
 from sdckit._results import Summary, records_frame
 from sdckit._validation import check_choice, check_int, check_real
@@ -263,8 +263,7 @@ def _minimal_sets(
     n, m = codes.shape
     gid, n_groups = group_ids(codes)
     counts = np.bincount(gid, minlength=n_groups)
-    first = np.full(n_groups, n, dtype=np.int64)
-    np.minimum.at(first, gid, np.arange(n, dtype=np.int64))
+    first = first_index(gid, n_groups)
     rows = np.ascontiguousarray(codes[first])
     multiplicity = np.minimum(counts, threshold).astype(np.int64)
     prepared = _Rows(rows, multiplicity, threshold, wildcard)

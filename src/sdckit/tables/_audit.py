@@ -50,6 +50,9 @@ class AuditResult:
         True where the interval has (numerically) zero width: the cell is disclosed exactly.
     integer : bool
         Whether the intervals assume integer cell values.
+    intervals : {"exact", "check"}
+        How the intervals were computed: exactly, or as inner approximations that only decide
+        the verdicts (``audit(..., intervals="check")``).
     """
 
     table: Table
@@ -59,6 +62,7 @@ class AuditResult:
     protected: np.ndarray
     exact: np.ndarray
     integer: bool = False
+    intervals: str = "exact"
 
     @property
     def ok(self) -> bool:
@@ -170,6 +174,7 @@ def audit(
             np.zeros(0, bool),
             np.zeros(0, bool),
             integer,
+            intervals,
         )
     m = table.constraint_matrix
     a = table.values[cells]
@@ -184,9 +189,7 @@ def audit(
         published = np.ones(table.n_cells, dtype=bool)
         published[cells] = False
         rhs = -(m[:, published] @ table.values[published])
-        lo, hi = feasibility_intervals(
-            m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets
-        )
+        lo, hi = feasibility_intervals(m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets)
     else:
         # deviations d = z - a: M_S d = 0 holds exactly, whatever the rounding of the totals
         zeros = np.zeros(m.shape[0])
@@ -219,7 +222,8 @@ def audit(
     )
     protected = np.where(primary_cells, need, ~exact if check_secondary else True)
     ok = bool(protected.all())
-    return AuditResult(table.with_verdict(ok), cells, lo, hi, protected, exact, integer)
+    mode = "exact" if integer else intervals
+    return AuditResult(table.with_verdict(ok), cells, lo, hi, protected, exact, integer, mode)
 
 
 def singleton_violations(table: Table) -> np.ndarray:

@@ -140,7 +140,7 @@ def _interval_lp(
     raise DataError(
         "The linear programming solver (HiGHS) stopped without an answer "
         f"({h.modelStatusToString(status)}); the table may be too large or badly scaled for "
-        "an exact audit: try the audit with intervals=\"check\" or split the table."
+        'an exact audit: try the audit with intervals="check" or split the table.'
     )
 
 

@@ -320,6 +320,7 @@ def cell_key_counts(
     key_columns: str | Sequence[str] | None = None,
     seed: int = 0,
     digits: int = 8,
+    missing: str = "error",
 ) -> CellKeyResult:
     """A frequency table perturbed by the cell key method.
 
@@ -338,6 +339,8 @@ def cell_key_counts(
         Sampling weight: the perturbed count is scaled by the cell's mean weight.
     digits : int, default 8
         Decimal digits of the record keys; cell keys are summed exactly in these units.
+    missing : {"error", "category", "drop"}
+        Records with a missing dimension code, as for :meth:`Table.from_microdata`.
 
     Examples
     --------
@@ -356,7 +359,14 @@ def cell_key_counts(
         keys = record_keys(frame, columns=key_columns, seed=seed, digits=digits)
     else:
         check_columns_exist([record_key], list(frame.columns), "record-key")
-        keys = frame.get_column(record_key).cast(pl.Float64).to_numpy()
+        try:
+            keys = frame.get_column(record_key).cast(pl.Float64, strict=True).to_numpy()
+        except (pl.exceptions.PolarsError, TypeError, ValueError):
+            # polars' message quotes the offending values: never pass it on
+            raise ParameterError(
+                f"The record-key column {record_key!r} has entries that are not numbers; give "
+                "numbers in [0, 1) (or leave record_key out to compute the keys)."
+            ) from None
         if np.any(~np.isfinite(keys)) or np.any(keys < 0) or np.any(keys >= 1):
             raise ParameterError(f"The record-key column {record_key!r} must lie in [0, 1).")
     # integer arithmetic: sums of keys scaled to integers are exact in any order, so the same
@@ -364,8 +374,8 @@ def cell_key_counts(
     scale = 10.0**digits
     name = "__sdckit_record_key__"
     keyed = frame.with_columns(pl.Series(name, np.round(keys * scale)))
-    counts = Table.from_microdata(keyed, dimensions, weight=weight, n_top=1)
-    key_sum = Table.from_microdata(keyed, dimensions, name, n_top=1)
+    counts = Table.from_microdata(keyed, dimensions, weight=weight, n_top=1, missing=missing)
+    key_sum = Table.from_microdata(keyed, dimensions, name, n_top=1, missing=missing)
     cell_keys = np.mod(np.round(key_sum.values), scale) / scale
     n = counts.n_contributors
     v = ptable.deviations(n, cell_keys)

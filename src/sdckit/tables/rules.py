@@ -18,14 +18,11 @@ Weighted tables (``Table.from_microdata(..., weight=...)``, survey data):
   weights, take-all strata), for whom ``T - w_2 x_2`` estimates ``w_1 x_1`` as precisely as an
   unweighted total discloses ``x_1``.
 * tau-ARGUS ("apply weights": libtauargus ``ComputeWeightedScoreCell``; Hundepool et al. 2012,
-  p. 151) and sdcTable (``primarySuppression``: records replicated by their weights rounded
-  alternately up and down) instead treat a respondent of weight ``w_i`` as ``w_i`` virtual
-  contributors of ``x_i``: the largest contribution is the unweighted ``x_1``, counted up to
-  ``w_1`` times among the ``n`` largest.  That protects the population units the sample stands
-  for, not the respondent; with weights of 2 or more it never flags a cell under the
-  (1, k)-dominance rule with k >= 50, which is why sdckit does not follow it.  To reproduce
-  their flags, build the table with ``Table.from_array(..., top=...)`` from virtual
-  contributions.
+  p. 151) and sdcTable (records replicated by their weights, rounded alternately up and down)
+  instead count a respondent of weight ``w_i`` as ``w_i`` virtual contributors of ``x_i``: that
+  protects the population the sample stands for, not the respondent (with weights >= 2 it never
+  flags a cell under a (1, k)-dominance rule with k >= 50).  To reproduce their flags, give
+  virtual contributions with ``Table.from_array(..., top=...)``.
 
 Every rule follows the protection contract of :mod:`sdckit.protection`: keyword-only parameters
 that ``__init__`` only stores, declared in ``parameters`` and checked when the rule is evaluated

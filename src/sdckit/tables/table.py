@@ -407,9 +407,7 @@ class Table:
         "cell 5 (position 1 in 'row', 2 in 'col')"
         """
         nodes = self.node_index[int(cell)]
-        where = ", ".join(
-            f"{int(i)} in {d!r}" for d, i in zip(self.dimensions, nodes, strict=True)
-        )
+        where = ", ".join(f"{int(i)} in {d!r}" for d, i in zip(self.dimensions, nodes, strict=True))
         return f"cell {int(cell)} (position {where})"
 
     def cell(self, **codes: str) -> int:

@@ -235,7 +235,8 @@ def protect_with_lp(
     ``matrix`` holds the relations among ``cells`` (columns = positions in ``cells``).  For each
     ``(position, amount)`` in ``targets`` an LP finds deviations ``d`` with ``matrix @ d = 0``,
     ``d[position] = amount`` and every other cell within its capacity, minimising the cost of
-    the cells it moves (suppressed cells are free).  Returns the updated boolean
+    the cells it moves (suppressed cells are free; zero-valued cells are allowed only when the
+    LP without them has no solution).  Returns the updated boolean
     ``suppressed`` (positions in ``cells``); ``moves`` (if given) receives, per position, the
     largest absolute deviation any of the protecting moves uses.
     """
@@ -260,6 +261,8 @@ def protect_with_lp(
     free = 1e-6 * (float(positive.min()) if positive.size else 1.0)
     unit = np.where(suppressed, free, unit_cost)
     c = np.r_[unit, unit]
+    zero_new = allowed & ~suppressed & (table.values[cells] == 0)
+    every = np.arange(2 * n, dtype=np.int32)
     h = None
     for pos, amount in targets:
         step = amount / s
@@ -273,9 +276,15 @@ def protect_with_lp(
             hi[pos] = 0.0
         if h is None:
             h = new_highs(a, zeros, zeros, lo, hi, c)
-        else:
-            h.changeColsBounds(2 * n, np.arange(2 * n, dtype=np.int32), lo, hi)
-        h.run()
+        solved = False
+        if zero_new.any():
+            # first without the zero-valued cells: they are used only where nothing else works
+            h.changeColsBounds(2 * n, every, lo, np.where(np.r_[zero_new, zero_new], 0.0, hi))
+            h.run()
+            solved = h.getModelStatus() == _OPTIMAL
+        if not solved:
+            h.changeColsBounds(2 * n, every, lo, hi)
+            h.run()
         if h.getModelStatus() != _OPTIMAL:
             continue  # cannot be protected this way (too little room): leave it to the audit
         x = np.asarray(h.getSolution().col_value)

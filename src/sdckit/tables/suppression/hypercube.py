@@ -238,9 +238,7 @@ class HypercubeSuppression(TableMethod):
         out = table.suppress(supp & ~table.suppressed)
         if self.singletons:
             out = fix_singletons(out, w)
-        out, repaired, verdict = repair_within_limit(
-            out, table, w, self.repair_limit, "hypercube"
-        )
+        out, repaired, verdict = repair_within_limit(out, table, w, self.repair_limit, "hypercube")
         return make_result(
             out,
             table,

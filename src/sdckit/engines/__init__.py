@@ -1,0 +1,39 @@
+"""Risk and tables on an engine: polars (in memory or streaming), Dask, Spark.
+
+The records never leave the engine.  The engine groups them by the key variables (one row per
+key combination: the *class table*, which is small); the per-class figures -- ``fk``/``Fk_hat``
+with missing values as wildcards, Benedetti-Franconi risk, l-diversity, table cells and their
+margins -- are computed in memory on that table, then joined back to the records on the engine.
+The per-record result comes back as the caller's (lazy) frame or is written as Parquet.
+
+* :func:`risk_on_engine`: the figures of :meth:`sdckit.risk.RiskAssessment.figures` and the
+  per-record ``fk``, ``Fk_hat``, ``risk`` (household risk, l-diversity);
+* :func:`table_on_engine`: every cell of a table, totals and sub-totals included, ready for
+  :class:`sdckit.tables.Table`;
+* :func:`choose_engine`: what ``engine="auto"`` picks.
+
+Dask (``pip install 'sdckit[dask]'``) and PySpark (``'sdckit[spark]'``, plus a Java runtime)
+are optional; importing this package imports neither.
+"""
+
+from sdckit.engines._api import (
+    ENGINES,
+    STREAMING_THRESHOLD_BYTES,
+    EngineError,
+    EngineRisk,
+    choose_engine,
+    risk_on_engine,
+    table_on_engine,
+)
+from sdckit.engines._tables import EngineTable
+
+__all__ = [
+    "ENGINES",
+    "STREAMING_THRESHOLD_BYTES",
+    "EngineError",
+    "EngineRisk",
+    "EngineTable",
+    "choose_engine",
+    "risk_on_engine",
+    "table_on_engine",
+]

@@ -1,0 +1,107 @@
+"""The UI's one door into the jobs layer: the same reading, validation and running as a job file.
+
+The browser session must give what ``sdckit protect`` gives on the job file it exports, byte for
+byte.  So the UI does not re-implement how a job reads its input (which columns of a CSV file
+are read as text), checks its roles, builds a step's method (parameters, columns, seeds) or its
+R-U map: it calls the jobs layer's own functions, gathered here so that the coupling to their
+(private) names sits in one module.  ``docs/ui.md`` lists what should become public API of
+:mod:`sdckit.jobs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import polars as pl
+
+from sdckit.jobs import load as _load
+from sdckit.jobs import run as _run
+from sdckit.jobs import tables as _tables
+from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs.target import RiskTarget, parse_target
+
+__all__ = [
+    "AUDIT_PARAMETERS",
+    "RiskTarget",
+    "build_method",
+    "build_release_plan",
+    "build_roles",
+    "build_ru_map",
+    "build_rules",
+    "build_table",
+    "parse_target",
+    "read_input",
+    "release_seed",
+    "run_ru_map",
+    "table_method",
+]
+
+AUDIT_PARAMETERS = _tables.AUDIT_PARAMETERS
+
+
+def read_input(input_spec: dict[str, Any], roles_spec: dict[str, Any] | None) -> pl.DataFrame:
+    """The input file read exactly as a job with this ``[input]`` and ``[roles]`` reads it."""
+    frame, _ = _load._read_input(Path("."), dict(input_spec), roles_spec)
+    return frame
+
+
+def build_roles(roles_spec: dict[str, Any]) -> dict[str, Any]:
+    """The ``[roles]`` table checked as a job checks it (keyword arguments of Microdata)."""
+    return _load._roles(dict(roles_spec))
+
+
+def build_method(
+    name: str, params: dict[str, Any], where: str, columns: Sequence[str], family: str = "microdata"
+) -> Any:
+    """A method built and checked as a job's step (or rule, or table method) is."""
+    cls = method_class(name, where, family)
+    return instantiate(cls, dict(params), where, list(columns) if columns is not None else None)
+
+
+def step_params(name: str, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
+    """A step's parameters with the seed a job gives it (when the method takes one)."""
+    cls = method_class(name, "step")
+    return with_seed(cls, dict(params), seed, False)
+
+
+def build_release_plan(output_spec: dict[str, Any], md: Any) -> Any:
+    """The release plan of an ``[output]`` table."""
+    return _load._release_plan(dict(output_spec), md)
+
+
+def build_ru_map(spec: dict[str, Any], columns: Sequence[str], seed: int | None) -> Any:
+    """The ``[ru_map]`` table as a job reads it (candidates, labels, seeds)."""
+    return _load._ru_map(dict(spec), list(columns), seed, False)
+
+
+def run_ru_map(ru_spec: Any, session: Any, progress: Any) -> Any:
+    """The R-U map of a session, as a job computes it (with progress per run)."""
+    return _run._run_ru_map(SimpleNamespace(ru_map=ru_spec), session, progress)
+
+
+def release_seed(seed: int | None) -> Any:
+    """The seed of the new household ids and the record order of a job with this seed."""
+    return _run.release_seed(SimpleNamespace(seed=seed))
+
+
+def build_table(input_spec: dict[str, Any], table_spec: dict[str, Any]) -> Any:
+    """The table a table job with this ``[input]`` and ``[table]`` builds."""
+    return _tables._build_table(Path("."), dict(input_spec), dict(table_spec))
+
+
+def build_rules(specs: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """The ``[[rules]]`` of a table job, built and checked."""
+    return _tables._rules([dict(s) for s in specs])
+
+
+def table_method(name: str, params: dict[str, Any]) -> Any:
+    """The ``[suppression]`` method of a table job, built and checked."""
+    return build_method(name, params, "[suppression]", None, "table")  # type: ignore[arg-type]
+
+
+def merged(spec: dict[str, Any]) -> dict[str, Any]:
+    """A step's parameters from its TOML table (its ``params`` sub-table merged)."""
+    return merge_params(spec, ("method",), "step")

@@ -1,0 +1,657 @@
+"""The pages of the microdata workflow: open, roles, risk, protect, R-U map, release.
+
+Each POST checks what it can at once (an error is shown next to its field, in the words of the
+SdcError) and starts the long part as the background task, then redirects to the page that
+shows it.  The small JSON API under ``/api`` drives the same workspace (the benchmark uses it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from sdckit.errors import ParameterError, SdcError
+from sdckit.protection import get_method
+from sdckit.ui._app import form_dict, redirect, render, sdc_message, start_task
+from sdckit.ui._forms import FormError, attach_error, fields_for, parse_fields
+from sdckit.ui._workspace import WRITABLE, Source, Workspace
+
+__all__ = ["router"]
+
+router = APIRouter()
+PAGE_SIZE = 25
+
+
+def _ws(request: Request) -> Workspace:
+    return request.app.state.ws
+
+
+def _na_values(text: str) -> tuple[str, ...] | None:
+    text = text.strip()
+    if not text:
+        return None
+    return tuple(v.strip() for v in text.split(",")) if text != "(none)" else ()
+
+
+# ------------------------------------------------------------------ open
+@router.get("/open")
+def open_page(request: Request) -> Response:
+    """Open a file: upload, path, or the demo data."""
+    return render(request, "open.html.j2", page="open", errors={})
+
+
+def _start_open(request: Request, source: Source) -> Response:
+    ws = _ws(request)
+    start_task(request, f"Opening {source.name}", lambda t: ws.open(source, t.progress), "/data")
+    return redirect("/data")
+
+
+@router.post("/open/demo")
+def open_demo(request: Request) -> Response:
+    """Open the bundled demo census (50,000 persons)."""
+    return _start_open(request, Source(kind="demo", name="the sdckit demo data"))
+
+
+@router.post("/open/path")
+async def open_path(request: Request) -> Response:
+    """Open a file given by its path on this computer."""
+    form = await form_dict(request)
+    text = str(form.get("path", "")).strip()
+    errors: dict[str, str] = {}
+    path = Path(text).expanduser()
+    if not text:
+        errors["path"] = "Give the path of a CSV, Parquet, SPSS, Stata or SAS file."
+    elif not path.is_file():
+        errors["path"] = f"The file {text!r} does not exist; check the path."
+    if errors:
+        return render(request, "open.html.j2", status=422, page="open", errors=errors)
+    fmt = str(form.get("format", "")).strip() or None
+    source = Source(
+        kind="file", name=path.name, path=path.resolve(), format=fmt,
+        na_values=_na_values(str(form.get("na_values", ""))),
+    )  # fmt: skip
+    return _start_open(request, source)
+
+
+@router.post("/open/upload")
+async def open_upload(request: Request) -> Response:
+    """Open an uploaded file (stored under the output folder, which the job file names)."""
+    ws = _ws(request)
+    form = await request.form()
+    upload = form.get("file")
+    if upload is None or not getattr(upload, "filename", ""):
+        return render(request, "open.html.j2", status=422, page="open",
+                      errors={"file": "Choose a file to upload."})  # fmt: skip
+    path = ws.save_upload(upload.filename, upload.file)  # type: ignore[union-attr]
+    fmt = str(form.get("format", "") or "").strip() or None
+    source = Source(
+        kind="file", name=path.name, path=path, format=fmt,
+        na_values=_na_values(str(form.get("na_values", "") or "")),
+    )  # fmt: skip
+    return _start_open(request, source)
+
+
+# ------------------------------------------------------------------ roles
+@router.get("/data")
+def data_page(request: Request) -> Response:
+    """The columns of the file, with their types and level counts, and the roles form."""
+    ws = _ws(request)
+    if not ws.has_data and not ws.tasks.busy:
+        return redirect("/open")
+    return render(request, "data.html.j2", page="data", errors={}, form_error=None, draft=None)
+
+
+def _roles_form(ws: Workspace, form: dict[str, Any]) -> tuple[dict, list, list, dict]:
+    assignments, household_level, linked_to = {}, [], {}
+    drop, numeric_keys = [], []
+    for c in ws.column_names:
+        assignments[c] = str(form.get(f"role:{c}", ""))
+        if form.get(f"hh:{c}"):
+            household_level.append(c)
+        if form.get(f"link:{c}"):
+            linked_to[c] = str(form.get(f"link:{c}"))
+        if form.get(f"drop:{c}"):
+            drop.append(c)
+        if form.get(f"num:{c}") and assignments[c] == "key":
+            numeric_keys.append(c)
+    draft = {"assign": assignments, "hh": household_level, "link": linked_to, "drop": drop,
+             "num": numeric_keys}  # fmt: skip
+    return assignments, household_level, linked_to, draft
+
+
+def _column_errors(ws: Workspace, message: str) -> dict[str, str]:
+    """Put a roles error on the column it names (else on the form)."""
+    for c in ws.column_names:
+        if f"'{c}'" in message:
+            return {c: message}
+    return {}
+
+
+@router.post("/data/roles")
+async def set_roles(request: Request) -> Response:
+    """Assign the roles and the release plan; the risk is assessed as a task."""
+    ws = _ws(request)
+    form = await form_dict(request)
+    assignments, hh, linked_to, draft = _roles_form(ws, form)
+    try:
+        roles = ws.roles_from_form(assignments, hh, linked_to)
+        ws.check_roles(roles, draft["num"])
+    except SdcError as exc:
+        message = sdc_message(exc)
+        errors = _column_errors(ws, message)
+        return render(request, "data.html.j2", status=422, page="data", errors=errors,
+                      form_error=None if errors else message, draft=draft)  # fmt: skip
+    drop, numeric_keys = draft["drop"], draft["num"]
+    start_task(
+        request, "Assessing the disclosure risk",
+        lambda t: ws.set_roles(roles, drop, numeric_keys, t.progress), "/risk",
+    )  # fmt: skip
+    return redirect("/risk")
+
+
+@router.post("/data/demo-roles")
+def demo_roles(request: Request) -> Response:
+    """The roles and release plan the demo job uses (for the demo data)."""
+    from sdckit.datasets import DEMO_ROLES
+
+    ws = _ws(request)
+    roles = dict(DEMO_ROLES)
+    roles["identifiers"] = ["person_id"]
+    roles["household_level"] = ["region", "urban_rural", "household_size", "household_income"]
+    drop = ["district", "area", "stratum", "age"]
+    start_task(request, "Assessing the disclosure risk",
+               lambda t: ws.set_roles(roles, drop, [], t.progress), "/risk")  # fmt: skip
+    return redirect("/risk")
+
+
+# ------------------------------------------------------------------ risk
+def records_view(ws: Workspace, query: dict[str, str]) -> dict[str, Any]:
+    """One page of the records at risk, filtered and sorted (never the whole file)."""
+    frame = ws.risk_frame()
+    mode = query.get("mode", "k")
+    k = _int(query.get("k"), ws.target.get("k") or 3, 2, 1000)
+    threshold = _float(query.get("threshold"), 0.05)
+    if "fk" not in frame.columns:
+        mode = "all"
+    if mode == "k":
+        view = frame.filter(pl.col("fk") < k)
+    elif mode == "risk":
+        view = frame.filter(pl.col("risk") >= threshold)
+    else:
+        view = frame
+    column = query.get("col", "")
+    value = query.get("val", "")
+    if column in frame.columns and value != "":
+        text = pl.col(column).cast(pl.String)
+        view = view.filter(text.is_null() if value == "(missing)" else text == value)
+    sort = query.get("sort", "risk" if "risk" in frame.columns else "record")
+    if sort not in frame.columns:
+        sort = "record"
+    desc = query.get("desc", "1" if sort in ("risk", "household_risk", "dis_suda") else "0") == "1"
+    total = view.height
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    page = _int(query.get("page"), 1, 1, pages)
+    rows = view.sort(sort, descending=desc, nulls_last=True).slice(
+        (page - 1) * PAGE_SIZE, PAGE_SIZE
+    )
+    shown = [[_cell(v) for v in row] for row in rows.iter_rows()]
+    return {
+        "columns": frame.columns, "rows": shown, "total": total, "page": page, "pages": pages,
+        "sort": sort, "desc": desc, "mode": mode, "k": k, "threshold": threshold,
+        "col": column, "val": value, "records": frame.height,
+    }  # fmt: skip
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "(missing)"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _int(text: Any, default: int, low: int, high: int) -> int:
+    try:
+        value = int(str(text))
+    except (TypeError, ValueError):
+        return default
+    return min(max(value, low), high)
+
+
+def _float(text: Any, default: float) -> float:
+    try:
+        value = float(str(text))
+    except (TypeError, ValueError):
+        return default
+    return value if math.isfinite(value) else default
+
+
+@router.get("/risk")
+def risk_page(request: Request) -> Response:
+    """The disclosure risk now and before any step, and the records at risk."""
+    ws = _ws(request)
+    if ws.session is None:
+        if ws.tasks.busy:
+            return render(request, "risk.html.j2", page="risk", view=None)
+        return redirect("/data")
+    view = records_view(ws, dict(request.query_params))
+    return render(request, "risk.html.j2", page="risk", view=view)
+
+
+@router.post("/risk/suda2")
+def run_suda2(request: Request) -> Response:
+    """SUDA2 scores of the current file (a task in a child process)."""
+    ws = _ws(request)
+    start_task(request, "SUDA2", lambda t: ws.run_suda2(t.progress, t.cancel_event),
+               "/risk?sort=dis_suda&desc=1&mode=all")  # fmt: skip
+    return redirect("/risk")
+
+
+# ------------------------------------------------------------------ protect
+def _method_fields(name: str) -> tuple[Any, list[Any]]:
+    cls = get_method(name)
+    return cls, fields_for(cls, skip=("seed",))
+
+
+def _levels(ws: Workspace, column: str, limit: int = 300) -> list[tuple[str, int]]:
+    if ws.session is None or column not in ws.session.current.frame.columns:
+        return []
+    counts = (
+        ws.session.current.frame.get_column(column).drop_nulls().cast(pl.String)
+        .value_counts(sort=False).sort(column)
+    )  # fmt: skip
+    return [(str(v), int(n)) for v, n in counts.head(limit).iter_rows()]
+
+
+def _protect_context(ws: Workspace, query: dict[str, Any], fields: Any = None) -> dict:
+    name = str(query.get("method") or "global_recoding")
+    try:
+        cls, default_fields = _method_fields(name)
+    except SdcError:
+        name = "global_recoding"
+        cls, default_fields = _method_fields(name)
+    fields = fields if fields is not None else default_fields
+    level_column = ""
+    for f in fields:
+        if f.widget == "levels":
+            raw = f.raw if isinstance(f.raw, dict) else {}
+            level_column = str(query.get(f"p-{f.name}.column") or raw.get("column") or "")
+            keys = ws.columns_of_role("keys")
+            if not level_column and keys:
+                level_column = keys[0]
+    return {
+        "method": name, "cls": cls, "fields": fields, "level_column": level_column,
+        "levels": _levels(ws, level_column) if level_column else [],
+        "stochastic": "seed" in cls.parameters,
+    }  # fmt: skip
+
+
+@router.get("/protect")
+def protect_page(request: Request) -> Response:
+    """The protection methods with their forms, the history of steps, undo and redo."""
+    ws = _ws(request)
+    if ws.session is None and not ws.tasks.busy:
+        return redirect("/data")
+    query = dict(request.query_params)
+    context = _protect_context(ws, query)
+    if any(k.startswith("p-") for k in query):
+        with contextlib.suppress(FormError):
+            parse_fields(context["fields"], query)  # a draft shown again (levels chosen)
+    return render(request, "protect.html.j2", page="protect", form_error=None,
+                  plot_var=query.get("plot", ""), **context)  # fmt: skip
+
+
+@router.post("/protect/apply")
+async def apply_step(request: Request) -> Response:
+    """Check the parameters (errors next to their fields), then apply the step as a task."""
+    ws = _ws(request)
+    form = await form_dict(request)
+    context = _protect_context(ws, form)
+    name, fields = context["method"], context["fields"]
+    try:
+        params = parse_fields(fields, form)
+        spec, method = ws.prepare_step(name, params)
+    except FormError as exc:
+        for f in fields:
+            if f.name == exc.field:
+                f.error = exc.message
+        return render(request, "protect.html.j2", status=422, page="protect", form_error=None,
+                      plot_var="", **context)  # fmt: skip
+    except SdcError as exc:
+        message = attach_error(fields, sdc_message(exc))
+        return render(request, "protect.html.j2", status=422, page="protect",
+                      form_error=message, plot_var="", **context)  # fmt: skip
+    start_task(request, f"Applying {method.name}",
+               lambda t: ws.apply_step(spec, method, t.progress),
+               f"/protect?method={name}")  # fmt: skip
+    return redirect(f"/protect?method={name}")
+
+
+@router.post("/protect/undo")
+def undo(request: Request) -> Response:
+    """Undo the last step."""
+    return _history_action(request, lambda ws: ws.undo())
+
+
+@router.post("/protect/redo")
+def redo(request: Request) -> Response:
+    """Redo the last undone step."""
+    return _history_action(request, lambda ws: ws.redo())
+
+
+@router.post("/protect/back")
+async def back_to(request: Request) -> Response:
+    """Undo every step after the chosen one."""
+    form = await form_dict(request)
+    number = _int(form.get("step"), 0, 0, 10_000)
+    return _history_action(request, lambda ws: ws.back_to(number))
+
+
+def _history_action(request: Request, action: Any) -> Response:
+    ws = _ws(request)
+    if ws.tasks.busy:
+        message = "Wait for the running task to finish or cancel it first."
+        return render(request, "busy.html.j2", status=409, message=message)
+    try:
+        action(ws)
+    except SdcError as exc:
+        ws.notice = sdc_message(exc)
+    return redirect("/protect")
+
+
+# ------------------------------------------------------------------ R-U map
+@router.get("/rumap")
+def rumap_page(request: Request) -> Response:
+    """Candidates of the R-U map, their risk and loss, and the map."""
+    ws = _ws(request)
+    if ws.session is None and not ws.tasks.busy:
+        return redirect("/data")
+    context = _protect_context(ws, dict(request.query_params))
+    return render(request, "rumap.html.j2", page="rumap", form_error=None, **context)
+
+
+def _grid(text: str) -> dict[str, list[Any]]:
+    """``k = 2, 3, 5; p = 1, 5`` -> ``{"k": [2, 3, 5], "p": [1, 5]}``."""
+    from sdckit.ui._forms import _number
+
+    grid: dict[str, list[Any]] = {}
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        name, sep, values = part.partition("=")
+        items = [_number(v) for v in values.split(",") if v.strip()]
+        if not sep or not name.strip() or not items:
+            raise ParameterError(
+                "The grid must read 'parameter = value, value; parameter = value, ...', "
+                "for example k = 2, 3, 5."
+            )
+        grid[name.strip()] = items
+    return grid
+
+
+@router.post("/rumap/add")
+async def rumap_add(request: Request) -> Response:
+    """Add a candidate (a method with its parameters, and a grid of values)."""
+    ws = _ws(request)
+    form = await form_dict(request)
+    context = _protect_context(ws, form)
+    fields = context["fields"]
+    try:
+        params = parse_fields(fields, form)
+        grid = _grid(str(form.get("grid", "")))
+        ws.add_candidate(context["method"], params, str(form.get("label", "")).strip(), grid)
+    except FormError as exc:
+        for f in fields:
+            if f.name == exc.field:
+                f.error = exc.message
+        return render(request, "rumap.html.j2", status=422, page="rumap", form_error=None,
+                      **context)  # fmt: skip
+    except SdcError as exc:
+        message = attach_error(fields, sdc_message(exc))
+        return render(request, "rumap.html.j2", status=422, page="rumap",
+                      form_error=message, **context)  # fmt: skip
+    return redirect(f"/rumap?method={context['method']}")
+
+
+@router.post("/rumap/remove")
+async def rumap_remove(request: Request) -> Response:
+    """Remove a candidate."""
+    ws = _ws(request)
+    form = await form_dict(request)
+    i = _int(form.get("index"), -1, -1, 10_000)
+    with ws.lock:
+        if 0 <= i < len(ws.ru_candidates):
+            ws.ru_candidates.pop(i)
+            ws.ru_result = None
+    return redirect("/rumap")
+
+
+@router.post("/rumap/settings")
+async def rumap_settings(request: Request) -> Response:
+    """The risk and loss measures and the maximum tolerable risk."""
+    from sdckit.utility.rumap import LOSS_MEASURES, RISK_MEASURES
+
+    ws = _ws(request)
+    form = await form_dict(request)
+    risk = str(form.get("risk", "global_risk"))
+    loss = str(form.get("loss", "share_changed"))
+    max_risk = str(form.get("max_risk", "")).strip()
+    with ws.lock:
+        if risk in RISK_MEASURES:
+            ws.ru_settings["risk"] = risk
+        if loss in LOSS_MEASURES:
+            ws.ru_settings["loss"] = loss
+        ws.ru_settings["max_risk"] = _float(max_risk, 0.0) if max_risk else None
+        ws.ru_result = None
+    return redirect("/rumap")
+
+
+@router.post("/rumap/build")
+def rumap_build(request: Request) -> Response:
+    """Compute the R-U map (a task: every candidate run is a checkpoint)."""
+    ws = _ws(request)
+    start_task(request, "Building the R-U map", lambda t: ws.build_ru(t.progress), "/rumap")
+    return redirect("/rumap")
+
+
+# ------------------------------------------------------------------ release and export
+@router.get("/export")
+def export_page(request: Request) -> Response:
+    """The release plan, the target, the release check and the exports."""
+    ws = _ws(request)
+    if ws.session is None and not ws.tasks.busy:
+        return redirect("/data")
+    job_text, job_error = "", None
+    if ws.session is not None:
+        try:
+            job_text = ws.job_text()
+        except SdcError as exc:
+            job_error = sdc_message(exc)
+    return render(request, "export.html.j2", page="export", errors={}, job_text=job_text,
+                  job_error=job_error, writable=WRITABLE)  # fmt: skip
+
+
+_TARGET_FIELDS = (
+    ("k", "k-anonymity: every key combination shared by at least k records", "integer"),
+    ("max_global_risk_pct", "largest global risk (%)", "number"),
+    ("max_household_risk_pct", "largest household risk (% of the persons)", "number"),
+    ("max_individual_risk", "largest individual risk (a probability)", "number"),
+)
+
+
+@router.post("/export/settings")
+async def export_settings(request: Request) -> Response:
+    """Title, seed, target, household ids, record order, file format, report figures."""
+    from sdckit.jobs.target import parse_target
+
+    ws = _ws(request)
+    form = await form_dict(request)
+    errors: dict[str, str] = {}
+    target: dict[str, Any] = {}
+    for name, _, kind in _TARGET_FIELDS:
+        text = str(form.get(f"t-{name}", "")).strip()
+        if text:
+            try:
+                target[name] = int(text) if kind == "integer" else float(text)
+            except ValueError:
+                target[name] = text
+    try:
+        if target:
+            parse_target(dict(target))
+    except SdcError as exc:
+        message = sdc_message(exc)
+        name = next((n for n, _, _ in _TARGET_FIELDS if f"target.{n}" in message), "k")
+        errors[f"t-{name}"] = message
+    seed_text = str(form.get("seed", "")).strip()
+    if not seed_text.isdigit():
+        errors["seed"] = "The seed must be an integer >= 0."
+    title = str(form.get("title", "")).strip()
+    if not title:
+        errors["title"] = "The title must be a non-empty string."
+    fmt = str(form.get("format", ".csv"))
+    if fmt not in WRITABLE:
+        errors["format"] = f"Choose one of {', '.join(WRITABLE)}."
+    if errors:
+        return render(request, "export.html.j2", status=422, page="export", errors=errors,
+                      job_text="", job_error=None, writable=WRITABLE)  # fmt: skip
+    with ws.lock:
+        ws.target = target
+        ws.seed = int(seed_text)
+        ws.title = title
+        ws.output_format = fmt
+        ws.household_id = "drop" if form.get("household_id") == "drop" else "new"
+        ws.order = "original" if form.get("order") == "original" else "shuffled"
+        ws.plots_in_report = bool(form.get("plots"))
+        ws.release = None
+        ws.touch()
+    return redirect("/export")
+
+
+@router.post("/export/check")
+def export_check(request: Request) -> Response:
+    """Run the independent release check on the file as it would be released."""
+    ws = _ws(request)
+    start_task(request, "Release check", lambda t: ws.compute_release(t.progress), "/export")
+    return redirect("/export")
+
+
+@router.post("/export/run")
+async def export_run(request: Request) -> Response:
+    """Write the job file, the reports and, if the check passes, the protected file."""
+    ws = _ws(request)
+    form = await form_dict(request)
+    verify = bool(form.get("verify"))
+    try:
+        ws.job_text()
+    except SdcError as exc:
+        return render(request, "export.html.j2", status=422, page="export", errors={},
+                      job_text="", job_error=sdc_message(exc), writable=WRITABLE)  # fmt: skip
+    start_task(request, "Exporting",
+               lambda t: ws.export_all(t.progress, verify=verify), "/export")  # fmt: skip
+    return redirect("/export")
+
+
+@router.get("/job.toml")
+def job_file(request: Request) -> Response:
+    """The job file of the session as it is now (TOML)."""
+    try:
+        text = _ws(request).job_text()
+    except SdcError as exc:
+        return PlainTextResponse(sdc_message(exc), status_code=409)
+    return PlainTextResponse(text, media_type="application/toml")
+
+
+# ------------------------------------------------------------------ plots
+@router.get("/plot/{name}.png")
+def plot(request: Request, name: str) -> Response:
+    """A figure of the current state (sdckit.plots), as PNG."""
+    from sdckit import plots
+
+    ws = _ws(request)
+    session = ws.session
+    if session is None:
+        return PlainTextResponse("No data.", status_code=404)
+    cache = request.app.state.plots
+    version = ws.version
+    if name in ("risk-original", "risk-current"):
+        if session.initial_risk.individual is None:
+            return PlainTextResponse("No key variables.", status_code=404)
+        figs = lambda: plots.risk_distributions(  # noqa: E731
+            session.initial_risk.individual, session.risk.individual,
+            titles=["Individual risk: original file", "Individual risk: now"],
+        )  # fmt: skip
+        index = 0 if name == "risk-original" else 1
+        png = cache.get((name, version), lambda: figs()[index])
+    elif name == "variable":
+        column = request.query_params.get("col", "")
+        md = session.current
+        if column not in md.frame.columns:
+            return PlainTextResponse("No such column.", status_code=404)
+        numeric = md.frame.schema[column].is_numeric() and column not in md.keys
+        draw = (
+            (lambda: plots.histogram(session.original, md, column)) if numeric
+            else (lambda: plots.bar_chart(session.original, md, column))
+        )  # fmt: skip
+        png = cache.get((f"var:{column}", version), draw)
+    elif name == "rumap":
+        if ws.ru_result is None:
+            return PlainTextResponse("No R-U map.", status_code=404)
+        png = cache.get(("rumap", id(ws.ru_result)), lambda: plots.ru_map_plot(ws.ru_result))
+    else:
+        return PlainTextResponse("No such figure.", status_code=404)
+    return Response(png, media_type="image/png")
+
+
+# ------------------------------------------------------------------ JSON API
+@router.post("/api/open")
+async def api_open(request: Request) -> Response:
+    """``{"dataset": "demo"}`` or ``{"path": ..., "format": ..., "na_values": [...]}``."""
+    ws = _ws(request)
+    body = await request.json()
+    if body.get("dataset") == "demo":
+        source = Source(kind="demo", name="the sdckit demo data")
+    else:
+        path = Path(str(body.get("path", ""))).expanduser()
+        if not path.is_file():
+            return JSONResponse({"error": "The file does not exist."}, status_code=422)
+        na = body.get("na_values")
+        source = Source(kind="file", name=path.name, path=path.resolve(),
+                        format=body.get("format"),
+                        na_values=tuple(na) if na is not None else None)  # fmt: skip
+    task = start_task(request, f"Opening {source.name}", lambda t: ws.open(source, t.progress),
+                      "/data")  # fmt: skip
+    return JSONResponse({"task": task.id})
+
+
+@router.post("/api/roles")
+async def api_roles(request: Request) -> Response:
+    """``{"roles": {...[roles] of a job...}, "drop": [...]}``: assess the risk (a task)."""
+    ws = _ws(request)
+    body = await request.json()
+    roles = dict(body.get("roles", {}))
+    try:
+        ws.check_roles(roles, [])
+    except SdcError as exc:
+        return JSONResponse({"error": sdc_message(exc)}, status_code=422)
+    drop = list(body.get("drop", []))
+    task = start_task(request, "Assessing the disclosure risk",
+                      lambda t: ws.set_roles(roles, drop, [], t.progress), "/risk")  # fmt: skip
+    return JSONResponse({"task": task.id})
+
+
+@router.get("/api/risk")
+def api_risk(request: Request) -> Response:
+    """The file-level risk figures of the original and the current file."""
+    ws = _ws(request)
+    if ws.session is None:
+        return JSONResponse({"error": "Assign the roles first."}, status_code=409)
+    return JSONResponse({
+        "original": ws.session.initial_figures, "current": ws.session.figures,
+        "steps": len(ws.steps),
+    })  # fmt: skip

@@ -1,0 +1,108 @@
+"""The streaming engine in bounded memory: a file far larger than the memory it may use.
+
+A child process reads a Parquet file of 16 million records (7 keys and a weight: 576 MB as
+columns in memory, 960 MB with the three result columns) and writes the per-record result with
+``sink_parquet``; its peak resident memory above what it had after the imports must stay below
+a quarter of the records' in-memory size.  A second child builds a table with the largest
+contributions (reduced batch by batch) under the same bound.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+ROWS = 16_000_000
+CHUNK = 2_000_000
+#: Records per slice of the streaming group-by in the child (the memory of one slice).
+CHUNK_ROWS = 1_000_000
+LEVELS = (2, 5, 10, 20, 8, 6, 4)
+IN_MEMORY_BYTES = ROWS * (7 * 4 + 8)
+
+CHILD = textwrap.dedent(
+    """
+    import json, sys, threading, time
+    import psutil
+    import sdckit.engines as engines
+    import sdckit.tables  # imported before the baseline is taken
+
+    src, out, what = sys.argv[1], sys.argv[2], sys.argv[3]
+    proc = psutil.Process()
+    base = proc.memory_info().rss
+    peak = [base]
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.002)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    keys = [f"k{i}" for i in range(1, 8)]
+    if what == "risk":
+        res = engines.risk_on_engine(src, keys=keys, weight="w", engine="streaming", output=out)
+        result = res.figures()
+    else:
+        tab = engines.table_on_engine(src, ["k1", "k2", "k3"], "w", engine="streaming")
+        result = {"cells": int(tab.values.size), "total": float(tab.values[0])}
+    stop.set()
+    t.join()
+    peak[0] = max(peak[0], proc.memory_info().rss)
+    print(json.dumps({"extra": peak[0] - base, "result": result}))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("big") / "records.parquet"
+    rng = np.random.default_rng(2024)
+    writer = None
+    for _ in range(ROWS // CHUNK):
+        cols = {f"k{i + 1}": rng.integers(1, L + 1, CHUNK, dtype=np.int32) for i, L in
+                enumerate(LEVELS)}  # fmt: skip
+        cols["w"] = rng.integers(50, 400, CHUNK).astype(np.float64)
+        table = pa.table(cols)
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema, compression="lz4")
+        writer.write_table(table, row_group_size=500_000)
+    assert writer is not None
+    writer.close()
+    return path
+
+
+def _child(*args: str) -> dict:
+    env = {**os.environ, "SDCKIT_STREAM_CHUNK_ROWS": str(CHUNK_ROWS)}
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, *args], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_risk_streams_in_bounded_memory(big_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "risk.parquet"
+    report = _child(str(big_file), str(out), "risk")
+    assert report["result"]["records"] == ROWS
+    assert pl.scan_parquet(out).select(pl.len()).collect().item() == ROWS
+    print(report["extra"] / 2**20)
+    assert report["extra"] < IN_MEMORY_BYTES / 4, report["extra"] / 2**20
+
+
+@pytest.mark.slow
+def test_table_streams_in_bounded_memory(big_file: Path) -> None:
+    report = _child(str(big_file), "-", "table")
+    assert report["result"]["cells"] == 3 * 6 * 11
+    print(report["extra"] / 2**20)
+    assert report["extra"] < IN_MEMORY_BYTES / 4, report["extra"] / 2**20

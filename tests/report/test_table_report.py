@@ -1,0 +1,93 @@
+"""The HTML report of a table protection: internal (full detail) and external (publishable)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+
+from sdckit.errors import ParameterError, VerificationError
+from sdckit.report import write_table_report
+from sdckit.report._table import render_table_report
+from sdckit.tables import MarkedCells, Table, apply_rules, audit, suppress_modular, suppress_optimal
+from sdckit.tables.examples import A4_PRIMARIES, a4_table, e2_table
+
+
+@pytest.fixture(scope="module")
+def e2_result():
+    t = e2_table()
+    d = t.cell(region="D", industry="36210")
+    return suppress_optimal(apply_rules(t, MarkedCells(cells=[d], upper=500)), cost="unity")
+
+
+def _cells(html: str) -> list[tuple[str, str]]:
+    return re.findall(r'<td class="cell ?([a-z ]*)">([^<]*)</td>', html)
+
+
+def test_external_report_shows_one_symbol_and_no_primary(e2_result) -> None:
+    html = render_table_report(e2_result, kind="external")
+    t = e2_result.table
+    cells = _cells(html)
+    assert len(cells) == t.n_cells
+    marked = [text for css, text in cells if css == "suppressed"]
+    assert marked == ["x"] * int(t.suppressed.sum())
+    for word in ("primary", "secondary", "sliding", "upper level", "minimum", "maximum"):
+        assert word not in html.lower(), word
+    # no suppressed value appears anywhere (the published values do)
+    for v in t.values[t.suppressed]:
+        assert f">{int(v):,}<" not in html and f">{int(v)}<" not in html
+    assert "none of them can be derived" in html
+
+
+def test_internal_report_has_the_pattern_the_audit_and_the_loss(e2_result) -> None:
+    html = render_table_report(e2_result, kind="internal")
+    t = e2_result.table
+    css = [c for c, _ in _cells(html)]
+    assert css.count("primary") == 1 and css.count("secondary") == int(t.secondary.sum())
+    check = audit(t)
+    rows = re.findall(r"<tr>(<td>.*?)</tr>", html.split('<table class="audit">')[1])
+    assert len(rows) == len(check.cells)
+    d = t.cell(region="D", industry="36210")
+    lo, hi = check.interval(d)
+    assert f'<td class="num">{int(lo):,}</td><td class="num">{int(hi):,}</td>' in html
+    assert "every primary is protected" in html
+    assert "value of secondary suppressions" in html and "Internal report" in html
+
+
+def test_external_report_is_refused_for_an_unprotected_pattern(tmp_path) -> None:
+    t = a4_table()
+    trap = apply_rules(t, MarkedCells(cells=[t.cell(row=r, col=c) for r, c in A4_PRIMARIES]))
+    with pytest.raises(VerificationError):
+        write_table_report(trap, tmp_path / "ext.html", kind="external")
+    assert not (tmp_path / "ext.html").exists()
+    out = write_table_report(trap, tmp_path / "int.html", kind="internal")
+    assert "under-protected" in out.read_text(encoding="utf-8")
+
+
+def test_report_written_atomically_with_its_directory(tmp_path, e2_result) -> None:
+    out = write_table_report(e2_result, tmp_path / "a" / "b" / "r.html", kind="external")
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert not list(out.parent.glob(".*tmp"))
+    with pytest.raises(ParameterError, match=r"\.html"):
+        write_table_report(e2_result, tmp_path / "r.txt")
+    with pytest.raises(ParameterError, match="kind"):
+        render_table_report(e2_result, kind="public")
+
+
+def test_codes_are_escaped_and_larger_tables_get_slices() -> None:
+    rng = np.random.default_rng(1)
+    df = pl.DataFrame(
+        {
+            "a": rng.choice(["<b>bold</b>", "x & y"], 200),
+            "b": rng.choice(["p", "q", "r"], 200),
+            "c": rng.choice(["u", "v"], 200),
+            "v": rng.lognormal(3, 1, 200),
+        }
+    )
+    t = Table.from_microdata(df, ["a", "b", "c"], "v")
+    t = apply_rules(t, MarkedCells(cells=[t.cell(a="x & y", b="p", c="u")], upper=1))
+    html = render_table_report(suppress_modular(t), kind="internal")
+    assert "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+    assert html.count('<table class="pattern">') == 3  # c = Total, u, v
