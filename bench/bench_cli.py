@@ -14,7 +14,9 @@ a subprocess exactly as a user would start it (interpreter start and imports inc
 
 The commands run in rounds (one run of each per round, the order alternating), so that the
 command and its floor see the same machine load; the table gives the minimum and the median
-over the rounds and the peak resident memory of the child.  Two settings: the environment as it
+wall time over the rounds, the median CPU time of the child (user + system, all its threads:
+less sensitive to the other work on the machine than the wall time) and its peak resident
+memory.  Two settings: the environment as it
 is (on the project machines ``PYTHONDONTWRITEBYTECODE=1``: no ``.pyc`` files, every module is
 compiled at import), and with a bytecode cache (``PYTHONPYCACHEPREFIX`` in the work directory,
 filled by one warm-up run), as after a ``pip install``.  The outputs are checked: the command's
@@ -35,9 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
-import polars as pl
+from typing import Any
 
 KEYS = [f"k{i}" for i in range(1, 8)]
 LEVELS = (2, 5, 10, 20, 50, 100, 300)
@@ -55,8 +55,11 @@ joined.select("fk", "Fk_hat").write_parquet(out)
 """
 
 
-def synthetic(n: int, seed: int) -> pl.DataFrame:
-    """Seeded microdata: seven Zipf-like integer keys and a lognormal weight."""
+def synthetic(n: int, seed: int) -> Any:
+    """Seeded microdata (a polars frame): seven Zipf-like integer keys, a lognormal weight."""
+    import numpy as np
+    import polars as pl
+
     rng = np.random.default_rng(seed)
     columns: dict[str, np.ndarray] = {}
     for name, levels, s in zip(KEYS, LEVELS, ZIPF, strict=True):
@@ -67,12 +70,19 @@ def synthetic(n: int, seed: int) -> pl.DataFrame:
 
 
 def data_file(workdir: Path, n: int, seed: int) -> Path:
+    """The seeded file (made once, by a child process: see :func:`main`)."""
     path = workdir / f"synth_{n}_seed{seed}.parquet"
     if not path.exists():
-        tmp = path.with_suffix(".tmp")
-        synthetic(n, seed).write_parquet(tmp)
-        tmp.replace(path)
+        subprocess.run(
+            [sys.executable, __file__, "--generate", str(path), str(n), str(seed)], check=True
+        )
     return path
+
+
+def generate(path: Path, n: int, seed: int) -> None:
+    tmp = path.with_suffix(".tmp")
+    synthetic(n, seed).write_parquet(tmp)
+    tmp.replace(path)
 
 
 def sdckit_command() -> list[str]:
@@ -81,8 +91,9 @@ def sdckit_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "sdckit"]
 
 
-def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one run of ``cmd``; fails loudly on a non-zero exit."""
+def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system, all threads) and peak RSS (MB) of one run of
+    ``cmd``; fails loudly on a non-zero exit."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -93,14 +104,14 @@ def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
         proc.stderr.close()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def rounds(
     cases: dict[str, list[str]], env: dict[str, str], repeat: int
-) -> dict[str, list[tuple[float, float]]]:
+) -> dict[str, list[tuple[float, float, float]]]:
     """Run every case ``repeat`` times, one run of each per round, alternating the order."""
-    out: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    out: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cases}
     names = list(cases)
     for r in range(repeat):
         for name in names if r % 2 == 0 else names[::-1]:
@@ -109,6 +120,10 @@ def rounds(
 
 
 def check_outputs(risk_out: Path, floor_out: Path, suda_out: Path | None) -> str:
+    """Compare the command's output with the floor's (run in a child process)."""
+    import numpy as np
+    import polars as pl
+
     ours = pl.read_parquet(risk_out)
     floor = pl.read_parquet(floor_out)
     fk_equal = bool((ours["fk"].cast(pl.Int64) == floor["fk"].cast(pl.Int64)).all())
@@ -127,6 +142,10 @@ def check_outputs(risk_out: Path, floor_out: Path, suda_out: Path | None) -> str
 
 
 def main() -> None:
+    """Time the commands.  This process imports neither numpy nor polars: a child's peak RSS
+    would otherwise include this process's memory (the child starts as its copy)."""
+    if len(sys.argv) > 1 and sys.argv[1] in ("--generate", "--check"):
+        return _child(sys.argv[1], sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="rounds per setting (default 5)")
     parser.add_argument("--records", type=int, default=5_000_000)
@@ -183,22 +202,30 @@ def main() -> None:
         settings.append(("bytecode cache", env))
 
     load = os.getloadavg()
+    code = "import numpy, polars; print(polars.__version__, numpy.__version__)"
+    versions = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     print(
         f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, load average "
         f"{load[0]:.2f} at the start; Python {platform.python_version()}, polars "
-        f"{pl.__version__}, numpy {np.__version__}; {args.repeat} rounds; files "
+        f"{versions[0]}, numpy {versions[1]}; {args.repeat} rounds; files "
         f"{args.records:,} and {args.suda_records:,} records x 7 keys (seed {args.seed})"
     )
     print()
-    print("| command | records | environment | min (s) | median (s) | peak RSS (MB) |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| command | records | environment | wall min (s) | wall median (s) | CPU median (s) "
+        "| peak RSS (MB) |"
+    )
+    print("|---|---|---|---|---|---|---|")
     ratios = []
     for label, env in settings:
         for cmd in cases.values():  # warm-up: the file cache, numba's cache, the .pyc cache
             run_once(cmd, env)
         timings = rounds(cases, env, args.repeat)
         for name, runs in timings.items():
-            walls = [w for w, _ in runs]
+            walls = [w for w, _, _ in runs]
+            cpu = statistics.median(c for _, c, _ in runs)
             records = (
                 f"{args.records:,}"
                 if "floor" in name or name == "sdckit risk"
@@ -206,21 +233,35 @@ def main() -> None:
             )
             print(
                 f"| `{name}` | {records} | {label} | {min(walls):.2f} | "
-                f"{statistics.median(walls):.2f} | {max(m for _, m in runs):.0f} |"
+                f"{statistics.median(walls):.2f} | {cpu:.2f} | {max(m for _, _, m in runs):.0f} |"
             )
-        ours = [w for w, _ in timings["sdckit risk"]]
-        floor = [w for w, _ in timings[FLOOR_NAME]]
+        ours = [w for w, _, _ in timings["sdckit risk"]]
+        floor = [w for w, _, _ in timings[FLOOR_NAME]]
+        cpu_ratio = statistics.median(c for _, c, _ in timings["sdckit risk"]) / statistics.median(
+            c for _, c, _ in timings[FLOOR_NAME]
+        )
         ratios.append(
             f"{label}: sdckit risk / floor = {min(ours) / min(floor):.2f} (min), "
             f"{statistics.median(ours) / statistics.median(floor):.2f} (median), per round "
             + " ".join(f"{o / f:.2f}" for o, f in zip(ours, floor, strict=True))
+            + f"; CPU time {cpu_ratio:.2f}"
         )
     print()
     for line in ratios:
         print(f"- {line}")
-    print(f"- {check_outputs(risk_out, floor_out, None if small is None else suda_out)}")
+    check = [sys.executable, __file__, "--check", str(risk_out), str(floor_out)]
+    if small is not None:
+        check.append(str(suda_out))
+    print("- " + subprocess.run(check, capture_output=True, text=True, check=True).stdout.strip())
     load = os.getloadavg()
     print(f"- load average at the end {load[0]:.2f}")
+
+
+def _child(task: str, argv: list[str]) -> None:
+    if task == "--generate":
+        generate(Path(argv[0]), int(argv[1]), int(argv[2]))
+    else:
+        print(check_outputs(Path(argv[0]), Path(argv[1]), Path(argv[2]) if len(argv) > 2 else None))
 
 
 def _pyc_note(env: os._Environ[str] | dict[str, str]) -> str:

@@ -22,6 +22,7 @@ RUNS = {
     "microdata_ii": ["bench_microdata_ii.py"],
     "uniqueness": ["bench_uniqueness.py"],
     "tables": ["bench_tables.py", "--audit-big"],
+    "cli": ["bench_cli.py", "--repeat", "5"],
 }
 
 

@@ -14,8 +14,10 @@ factorisation uses its compiled hash table (:mod:`sdckit._kernels`), which gives
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 
 import numpy as np
@@ -37,6 +39,12 @@ _DIRECT_LIMIT = 1 << 24
 
 # Below this many values the hash factorisation is done with numpy (no per-call overhead).
 _SMALL = 1 << 15
+
+# From this many records on, the key columns are encoded on two threads.
+_PARALLEL = 1 << 17
+
+# Long vectors are converted to numpy's index type a chunk of this many values at a time.
+_CHUNK = 1 << 18
 
 
 class KeyCodes:
@@ -156,9 +164,7 @@ def encode_column(series: pl.Series) -> tuple[np.ndarray, pl.Series]:
         return _encode_arrow(s)
 
 
-def _encode_integers(
-    s: pl.Series, lo: int, hi: int, n_null: int
-) -> tuple[np.ndarray, pl.Series]:
+def _encode_integers(s: pl.Series, lo: int, hi: int, n_null: int) -> tuple[np.ndarray, pl.Series]:
     """Integers in a small range: the offset from the smallest value, renumbered densely."""
     span = hi - lo + 1
     values = (s.fill_null(lo) if n_null else s).to_numpy()
@@ -166,13 +172,12 @@ def _encode_integers(
     if values.dtype == np.uint64:
         offsets = (values - np.uint64(lo)).astype(np.int32)
     elif values.dtype.itemsize <= 2:
-        offsets = values.astype(np.int32)
-        offsets -= lo
+        offsets = np.subtract(values, lo, dtype=np.int32)
     else:
         offsets = (values.astype(np.int64, copy=False) - lo).astype(np.int32)
     if n_null:
         offsets[s.is_null().to_numpy()] = span  # a slot of its own, past the values
-    present = np.bincount(offsets, minlength=span + 1)[:span] > 0
+    present = _present(offsets, span + 1)[:span]
     n_present = int(np.count_nonzero(present))
     if n_present == span:  # every value of the range occurs: the offset is the code
         codes = offsets
@@ -181,12 +186,27 @@ def _encode_integers(
     else:
         remap = np.full(span + 1, -1, dtype=np.int32)  # the last slot takes the missing values
         remap[np.flatnonzero(present)] = np.arange(n_present, dtype=np.int32)
-        codes = remap[offsets]
+        codes = np.empty_like(offsets)
+        for start in range(0, len(offsets), _CHUNK):
+            stop = start + _CHUNK
+            np.take(remap, offsets[start:stop], out=codes[start:stop])
     if lo + span <= (1 << 62):
         levels = pl.Series(s.name, np.flatnonzero(present) + lo).cast(s.dtype)
     else:  # pragma: no cover - UInt64 codes near 2**64
         levels = s.drop_nulls().unique().sort()
     return codes, levels
+
+
+def _present(values: np.ndarray, size: int) -> np.ndarray:
+    """Which of ``0 .. size-1`` occur in ``values`` (non-negative integers below ``size``).
+
+    Counted a chunk at a time: numpy converts the index values to its index type first, and a
+    chunk's copy is reused memory where the whole vector's would be fresh pages.
+    """
+    present = np.zeros(size, dtype=bool)
+    for start in range(0, len(values), _CHUNK):
+        present |= np.bincount(values[start : start + _CHUNK], minlength=size) > 0
+    return present
 
 
 def _encode_sorted(s: pl.Series, n_null: int) -> tuple[np.ndarray, pl.Series]:
@@ -228,14 +248,24 @@ def _encode_arrow(s: pl.Series) -> tuple[np.ndarray, pl.Series]:  # pragma: no c
 
 
 def encode_keys(frame: pl.DataFrame, names: Sequence[str]) -> KeyCodes:
-    """Encode the key variables ``names`` of ``frame`` (see :class:`KeyCodes`)."""
-    columns = []
-    levels = []
-    for name in names:
-        col_codes, col_levels = encode_column(frame.get_column(name))
-        columns.append(col_codes)
-        levels.append(col_levels)
-    return KeyCodes(tuple(names), levels=tuple(levels), columns=columns, n_records=frame.height)
+    """Encode the key variables ``names`` of ``frame`` (see :class:`KeyCodes`).
+
+    Large files encode their columns on two threads (numpy and polars release the GIL in the
+    work); each column's result does not depend on that.
+    """
+    series = [frame.get_column(name) for name in names]
+    workers = min(len(series), os.cpu_count() or 1, 2)
+    if workers > 1 and frame.height >= _PARALLEL:
+        with ThreadPoolExecutor(workers) as pool:
+            encoded = list(pool.map(encode_column, series))
+    else:
+        encoded = [encode_column(s) for s in series]
+    return KeyCodes(
+        tuple(names),
+        levels=tuple(lv for _, lv in encoded),
+        columns=[codes for codes, _ in encoded],
+        n_records=frame.height,
+    )
 
 
 def factorize(values: np.ndarray, size: int | None = None) -> tuple[np.ndarray, int]:

@@ -1,16 +1,20 @@
 """The streaming engine in bounded memory: a file far larger than the memory it may use.
 
-A child process reads a Parquet file of 16 million records (7 keys and a weight: 576 MB as
-columns in memory, 960 MB with the three result columns) and writes the per-record result with
-``sink_parquet``; its peak resident memory above what it had after the imports must stay below
-a quarter of the records' in-memory size.  A second child builds a table with the largest
-contributions (reduced batch by batch) under the same bound.
+A child process reads a Parquet data set of 48 million records (six files; 7 keys and a
+weight: 1,728 MB as columns in memory, 2,880 MB with the three result columns) and writes the
+per-record result with ``sink_parquet``; its peak resident memory above what it had after the
+imports must stay below a quarter of the records' in-memory size (432 MB; the key combinations
+are 57,600).  A second child builds a table with the largest contributions under the same
+bound.  The memory measured is flat in the number of records (the same run on 16 and 48
+million records gave the same peak): it is that of one group-by slice, the class table and
+the Parquet reader's buffers.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,12 +26,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-ROWS = 16_000_000
+FILE_ROWS = 8_000_000
+FILES = 6
+ROWS = FILE_ROWS * FILES
 CHUNK = 2_000_000
 #: Records per slice of the streaming group-by in the child (the memory of one slice).
-CHUNK_ROWS = 1_000_000
-LEVELS = (2, 5, 10, 20, 8, 6, 4)
+CHUNK_ROWS = 8_000_000
+LEVELS = (2, 5, 10, 4, 8, 6, 3)
 IN_MEMORY_BYTES = ROWS * (7 * 4 + 8)
+#: The bound on the child's extra resident memory: a quarter of the records' in-memory size.
+BOUND = IN_MEMORY_BYTES / 4
 
 CHILD = textwrap.dedent(
     """
@@ -65,21 +73,25 @@ CHILD = textwrap.dedent(
 
 
 @pytest.fixture(scope="module")
-def big_file(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("big") / "records.parquet"
+def big_file(tmp_path_factory) -> str:
+    """A glob of six Parquet files of 8 million records (copies of one file)."""
+    folder = tmp_path_factory.mktemp("big")
+    first = folder / "part0.parquet"
     rng = np.random.default_rng(2024)
     writer = None
-    for _ in range(ROWS // CHUNK):
+    for _ in range(FILE_ROWS // CHUNK):
         cols = {f"k{i + 1}": rng.integers(1, L + 1, CHUNK, dtype=np.int32) for i, L in
                 enumerate(LEVELS)}  # fmt: skip
         cols["w"] = rng.integers(50, 400, CHUNK).astype(np.float64)
         table = pa.table(cols)
         if writer is None:
-            writer = pq.ParquetWriter(path, table.schema, compression="lz4")
-        writer.write_table(table, row_group_size=500_000)
+            writer = pq.ParquetWriter(first, table.schema, compression="lz4")
+        writer.write_table(table, row_group_size=100_000)
     assert writer is not None
     writer.close()
-    return path
+    for i in range(1, FILES):
+        shutil.copyfile(first, folder / f"part{i}.parquet")
+    return str(folder / "*.parquet")
 
 
 def _child(*args: str) -> dict:
@@ -91,18 +103,18 @@ def _child(*args: str) -> dict:
 
 
 @pytest.mark.slow
-def test_risk_streams_in_bounded_memory(big_file: Path, tmp_path: Path) -> None:
+def test_risk_streams_in_bounded_memory(big_file: str, tmp_path: Path) -> None:
     out = tmp_path / "risk.parquet"
-    report = _child(str(big_file), str(out), "risk")
+    report = _child(big_file, str(out), "risk")
+    print(f"streaming risk: {report['extra'] / 2**20:.0f} MB extra")
     assert report["result"]["records"] == ROWS
     assert pl.scan_parquet(out).select(pl.len()).collect().item() == ROWS
-    print(report["extra"] / 2**20)
-    assert report["extra"] < IN_MEMORY_BYTES / 4, report["extra"] / 2**20
+    assert report["extra"] < BOUND, report["extra"] / 2**20
 
 
 @pytest.mark.slow
-def test_table_streams_in_bounded_memory(big_file: Path) -> None:
-    report = _child(str(big_file), "-", "table")
+def test_table_streams_in_bounded_memory(big_file: str) -> None:
+    report = _child(big_file, "-", "table")
+    print(f"streaming table: {report['extra'] / 2**20:.0f} MB extra")
     assert report["result"]["cells"] == 3 * 6 * 11
-    print(report["extra"] / 2**20)
-    assert report["extra"] < IN_MEMORY_BYTES / 4, report["extra"] / 2**20
+    assert report["extra"] < BOUND, report["extra"] / 2**20

@@ -194,3 +194,21 @@ def test_household_risk_testdata(shared_data) -> None:
     sums = pl.DataFrame({"h": df["ori_hid"], "r": ind}).select(pl.col("r").sum().over("h"))
     assert np.all(res.household_risk >= ind - 1e-12)
     assert np.all(res.household_risk <= sums.to_series().to_numpy() + 1e-12)
+
+
+def test_exact_risk_is_a_number_where_scipy_2f1_fails() -> None:
+    """scipy's hyp2f1(1, 1, 123, 0.99) is NaN; the integral form gives the model's value."""
+    from scipy import special
+
+    assert np.isnan(special.hyp2f1(1.0, 1.0, 123.0, 0.99))
+    fk = np.array([122.0, 3.0, 10.0])
+    Fk = np.array([12200.0, 108.0, 1000.0])
+    r = benedetti_franconi_risk(fk, Fk, "exact")
+    assert np.all(np.isfinite(r))
+    # the integral form equals the 2F1 form where scipy works (to 1e-13)
+    assert r[1] == pytest.approx(0.013552968371742415, rel=1e-13)
+    assert r[2] == pytest.approx(0.0011097261707917053, rel=1e-13)
+    # E[1/F | f] lies between p / f (all F = f / p) and the approximation p / (f - q)
+    p, f = 0.01, 122.0
+    assert p / f < r[0] < p / (f - (1 - p))
+    assert r[0] == pytest.approx(8.263774220402564e-05, rel=1e-10)

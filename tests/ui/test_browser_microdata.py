@@ -56,8 +56,13 @@ def test_microdata_workflow(page, ui_server, settle, shoot, tmp_path: Path) -> N
     ws = ui_server.workspace
     shoot(page, "open")
 
-    # 1. the demo data
-    page.click("#open-demo")
+    # 1. the demo data, by keyboard: Tab reaches the button (skip link and menu first), Enter
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.id") == "open-demo":
+            break
+    assert page.evaluate("() => document.activeElement.id") == "open-demo"
+    page.keyboard.press("Enter")
     page.wait_for_selector("#roles-form")
     settle(page)
 

@@ -98,10 +98,9 @@ def assess_file(
     # the per-record arrays themselves, in the order of RiskAssessment.to_frame
     columns: dict[str, np.ndarray] = assessment.record_columns()
     freq = assessment.frequencies
-    if freq is not None:
-        class_fk = freq.class_fk  # fk is constant within a class: test the classes only
-        if np.all(class_fk == np.round(class_fk)):  # whole counts (always, without alpha < 1)
-            columns["fk"] = columns["fk"].astype(np.int64)
+    # fk is constant within a class: test the classes only; whole counts (always, without
+    # alpha < 1) are written as integers (cast by polars in the output frame)
+    whole_fk = freq is not None and bool(np.all(freq.class_fk == np.round(freq.class_fk)))
     rows: list[tuple[str, Any]] = assessment.rows()
     if suda2:
         from sdckit.risk.suda import suda2 as run_suda2
@@ -115,7 +114,10 @@ def assess_file(
             ("largest DIS-SUDA score", float(suda.dis_score.max(initial=0.0))),
         ]
     check_output_columns(list(columns))
-    return pl.DataFrame(columns), rows
+    records = pl.DataFrame(columns)  # the arrays themselves, not copies
+    if whole_fk:
+        records = records.with_columns(pl.col("fk").cast(pl.Int64))
+    return records, rows
 
 
 def _print_summary(

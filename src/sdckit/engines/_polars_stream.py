@@ -7,7 +7,7 @@ caller collects it, or it is written with ``sink_parquet`` and never held in mem
 On the streaming engine every pass runs in bounded memory.  The join keeps only the class table
 while the records flow through.  polars' streaming group-by keeps the partial aggregates of
 every morsel until the end, which grows with the records when the key combinations are many
-(about 50 bytes a record with 7 keys), so the group-by runs on slices of
+(about 50 bytes a record with 7 keys: 1.6 GB a slice), so the group-by runs on slices of
 :data:`CHUNK_ROWS` records (each a streaming query, a Parquet scan reading only its row
 groups) and the partial class tables are merged as they come: the memory is that of one slice
 plus the class table.
@@ -29,7 +29,7 @@ from sdckit.errors import ColumnError, DataError
 __all__ = ["PolarsEngine"]
 
 #: Records per slice of a streaming group-by (environment variable SDCKIT_STREAM_CHUNK_ROWS).
-CHUNK_ROWS = 8_000_000
+CHUNK_ROWS = 32_000_000
 
 
 def chunk_rows() -> int:
@@ -65,7 +65,10 @@ class PolarsEngine:
 
     def __init__(self, data: Any, streaming: bool) -> None:
         self.eager = isinstance(data, pl.DataFrame)
-        self.lazy: pl.LazyFrame = data.lazy() if self.eager else data
+        if not self.eager and not streaming:
+            data = data.collect(engine="in-memory")  # read once, as in memory it fits
+        self.frame: pl.DataFrame | None = None if streaming else data
+        self.lazy: pl.LazyFrame = data.lazy()
         self.streaming = streaming
         self.name = "streaming" if streaming else "polars"
         self.schema = self.lazy.collect_schema()
@@ -118,11 +121,10 @@ class PolarsEngine:
             ),
         )[0]
 
-    def _slices(self, lf: pl.LazyFrame) -> list[pl.LazyFrame]:
-        """``lf`` in slices of :func:`chunk_rows` records (one slice in memory at a time)."""
+    def _slices(self, lf: pl.LazyFrame, size: int) -> list[pl.LazyFrame]:
+        """``lf`` in slices of ``size`` records (one slice in memory at a time)."""
         if not self.streaming:
             return [lf]
-        size = chunk_rows()
         rows = int(lf.select(pl.len()).collect(engine="streaming").item())
         if rows <= size:
             return [lf]
@@ -134,12 +136,15 @@ class PolarsEngine:
         query: Callable[[pl.LazyFrame], Any],
         merge: Callable[[list[pl.DataFrame]], pl.DataFrame],
         *more: tuple[Callable[[pl.LazyFrame], Any], Callable[[list[pl.DataFrame]], pl.DataFrame]],
+        size: int | None = None,
     ) -> list[pl.DataFrame]:
         """Group-by queries run slice by slice, their partial results merged as they come."""
         plans = [(query, merge), *more]
-        slices = self._slices(lf)
+        size = chunk_rows() if size is None else size
+        slices = self._slices(lf, size)
         if len(slices) == 1:
             return [self._collect(q(slices[0])) for q, _ in plans]
+        limit = size
         partial: list[list[pl.DataFrame]] = [[] for _ in plans]
         sizes = [0 for _ in plans]
         for piece in slices:
@@ -147,8 +152,8 @@ class PolarsEngine:
             for i, frame in enumerate(frames):
                 partial[i].append(frame)
                 sizes[i] += frame.height
-                # merge when the partial results outgrow twice the merged table
-                if len(partial[i]) > 1 and sizes[i] > 2 * partial[i][0].height:
+                # merge when the partial results outgrow a slice and twice the merged table
+                if len(partial[i]) > 1 and sizes[i] > max(2 * partial[i][0].height, limit):
                     partial[i] = [plans[i][1](partial[i])]
                     sizes[i] = partial[i][0].height
         return [m(p) if len(p) > 1 else p[0] for (_, m), p in zip(plans, partial, strict=True)]
@@ -166,7 +171,7 @@ class PolarsEngine:
         cls = finest.select(keys)[first].with_columns(
             pl.Series(name, values) for name, values in columns.items()
         )
-        left = self.lazy
+        left: Any = self.lazy if self.frame is None else self.frame
         on: list[str] = []
         temps: list[str] = []
         renames = {}
@@ -180,8 +185,13 @@ class PolarsEngine:
             else:
                 on.append(k)
         cls = cls.rename(renames)
+        # null-safe equality only where a key has missing values (it costs time in the join)
+        nulls = any(finest.get_column(k).null_count() for k in keys)
+        if self.frame is not None:  # in memory the eager join is the faster one
+            out = left.join(cls, on=on, how="left", nulls_equal=nulls, maintain_order="left")
+            return out.drop(temps).lazy()
         out = left.join(
-            cls.lazy(), on=on, how="left", nulls_equal=True, maintain_order="left"
+            cls.lazy(), on=on, how="left", nulls_equal=nulls, maintain_order="left"
         ).drop(temps)
         return out
 
@@ -217,7 +227,10 @@ class PolarsEngine:
 
     def write(self, records: pl.LazyFrame, output: Path) -> None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        records.sink_parquet(output, engine=self._engine)  # type: ignore[arg-type]
+        if self.streaming:
+            records.sink_parquet(output, engine="streaming")
+        else:  # in memory, written at once (faster than a sink on the in-memory engine)
+            self._collect(records).write_parquet(output)
 
     # ------------------------------------------------------------------ tables
     def leaf_cells(
@@ -260,13 +273,13 @@ class PolarsEngine:
         cells_query = (lambda lf: lf.group_by(names).agg(aggs), merge_cells)
         if n_top == 0:
             return self._grouped(frame, *cells_query)[0], None
-        # the largest values of a cell: a group-by keeping the values of the cell, bounded
-        # by the slice on the streaming engine
+        # the largest values of a cell: a group-by keeping every value of the cell (about 120
+        # bytes a record), bounded on the streaming engine by slices of an eighth of the size
         tops_query = (
             lambda lf: lf.group_by(names).agg(wx.top_k(n_top)).explode(TOPV),
             merge_tops,
         )
-        cells, tops = self._grouped(frame, *cells_query, tops_query)
+        cells, tops = self._grouped(frame, *cells_query, tops_query, size=max(chunk_rows() // 8, 1))
         return cells, tops
 
 

@@ -125,7 +125,7 @@ class SparkEngine:
     def household(self, records: Any, household: str) -> tuple[dict, Any]:
         from pyspark.sql import functions as F
 
-        from sdckit.engines._polars_stream import check_households, household_figures
+        from sdckit.engines._polars_stream import check_households
 
         if "household_risk" in self.columns:
             raise ColumnError(
@@ -146,8 +146,10 @@ class SparkEngine:
         ).collect()[0]
         check_households(int(totals["missing"] or 0), household)
         er = float(totals["er"])
-        figures = household_figures(np.array([1.0]), np.array([er]))
-        figures["household_risk_pct"] = 100.0 * er / float(totals["records"])
+        figures = {
+            "household_expected_reidentifications": er,
+            "household_risk_pct": 100.0 * er / float(totals["records"]),
+        }
         out = records.join(per_house.select(household, "household_risk"), on=household, how="left")
         return figures, out
 

@@ -37,6 +37,12 @@ AUDIT_PARAMETERS: dict[str, Param] = {
     "check_secondary": Param(Boolean(), help="secondaries must not be disclosed exactly"),
     "primaries_only": Param(Boolean(), help="compute the intervals of the primaries only"),
     "intervals": Param(Options("exact", "check"), help="compute every interval, or decide"),
+    "integer_aware": Param(
+        Boolean(), help="non-negative integer cells: zeros and ones that can be deduced"
+    ),
+    "unions": Param(
+        Boolean(), help="also protect the sums of suppressed cells of a relation (p% / counts)"
+    ),
 }
 _AUDIT_DEFAULTS = {
     "integer": False,
@@ -44,6 +50,8 @@ _AUDIT_DEFAULTS = {
     "check_secondary": False,
     "primaries_only": False,
     "intervals": "exact",
+    "integer_aware": False,
+    "unions": False,
 }
 
 

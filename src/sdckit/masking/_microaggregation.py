@@ -30,7 +30,11 @@ the whole file (benchmarks.md A1); :func:`information_loss_sse` computes it for 
 
 Strata: each stratum is microaggregated separately (standardised within the stratum); a stratum
 with fewer than ``k`` records is an :class:`~sdckit.errors.InfeasibleError` (merge small strata
-first).  Missing values: for the multivariate methods a missing value is replaced by the
+first).  With ``n_jobs > 1`` the strata are aggregated in parallel processes, with the same
+output.  Within strata, ``"mdav_refined"`` draws its random choices for stratum ``s`` from a
+stream of its own, derived from ``seed`` (:func:`sdckit.masking._strata.stratum_seeds`), so the
+output does not depend on ``n_jobs``; without strata it uses ``seed`` directly, as it always
+has.  Missing values: for the multivariate methods a missing value is replaced by the
 variable's mean (z-score 0) for forming the groups only; it stays missing in the output, and the
 released value of the other group members is the mean (median) of the observed values.  Where a
 group has fewer than ``k`` observed values of a variable, that mean would describe fewer than
@@ -77,6 +81,7 @@ from sdckit.masking._information_loss import (
 )
 from sdckit.masking._mdav import mdav_labels
 from sdckit.masking._refine import refine_partition
+from sdckit.masking._strata import N_JOBS, ReportsStrata, base_sequence, run, stratum_seeds
 from sdckit.masking._univariate import optimal_univariate_labels
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
@@ -128,6 +133,40 @@ def _group_multivariate(
     labels = mdav_labels(z, k)
     if method == "mdav_refined":
         labels = refine_partition(z, labels, k, iterations=iterations, seed=rng)
+    return labels
+
+
+def _stratum_labels(
+    xs: np.ndarray,
+    k: int,
+    method: str,
+    standardize: bool,
+    iterations: int,
+    random: np.random.Generator | np.random.SeedSequence,
+    variables: Sequence[str],
+    observed: str,
+) -> np.ndarray:
+    """Group labels of the rows of one stratum, numbered from 0 (a module-level function, so
+    that it can run in another process).
+
+    1-D for the multivariate methods; ``(rows, variables)`` for ``"univariate"``, -1 where a
+    value is missing.  ``random``: the Generator to use, or the stratum's seed sequence.
+    """
+    if method != "univariate":
+        rng = random if isinstance(random, np.random.Generator) else np.random.default_rng(random)
+        return _group_multivariate(xs, k, method, standardize, iterations, rng)
+    labels = np.full(xs.shape, -1, dtype=np.int64)
+    for j in range(xs.shape[1]):
+        obs = ~np.isnan(xs[:, j])
+        n_obs = int(obs.sum())
+        if n_obs == 0:
+            continue
+        if n_obs < k:
+            raise InfeasibleError(
+                f"The variable {variables[j]!r} has fewer than k={k} {observed} "
+                "in a stratum; lower k or merge strata."
+            )
+        labels[obs, j], _ = optimal_univariate_labels(xs[obs, j], k)
     return labels
 
 
@@ -216,7 +255,7 @@ def _households(md: Microdata) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), first_index(codes, len(levels))
 
 
-class Microaggregation(ProtectionMethod):
+class Microaggregation(ReportsStrata, ProtectionMethod):
     """Replace numeric values by group means (or medians) of groups of at least ``k`` records.
 
     See the module docstring for the methods, strata, missing values and household-level
@@ -241,6 +280,9 @@ class Microaggregation(ProtectionMethod):
     seed : int or numpy.random.Generator, optional
         Random choices of ``"mdav_refined"`` (None: the fixed seed 0, so that the default is
         reproducible).  The other methods are deterministic.
+    n_jobs : int, default 1
+        Processes aggregating strata at the same time (-1: one per core); the output is the
+        same for every value.
 
     Examples
     --------
@@ -285,6 +327,7 @@ class Microaggregation(ProtectionMethod):
         "seed": Param(
             Seed(), None, help="random seed of 'mdav_refined' (default: the fixed seed 0)"
         ),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -298,6 +341,7 @@ class Microaggregation(ProtectionMethod):
         strata: str | None = None,
         iterations: int = 2000,
         seed: int | np.random.Generator | None = None,
+        n_jobs: int = 1,
     ) -> None:
         self.k = k
         self.method = method
@@ -307,6 +351,7 @@ class Microaggregation(ProtectionMethod):
         self.strata = strata
         self.iterations = iterations
         self.seed = seed
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ checks
     def _resolve(self, md: Microdata) -> tuple[int, tuple[str, ...], str | None]:
@@ -386,15 +431,17 @@ class Microaggregation(ProtectionMethod):
         strata_ids: np.ndarray,
         k: int,
         iterations: int,
-        rng: np.random.Generator,
+        random: Any,
         variables: Sequence[str],
         strata: str | None,
         unit: str = "records",
+        span: tuple[int, int | None] = (0, None),
     ) -> np.ndarray:
         """Group labels of the rows of ``x`` (records or households), within strata.
 
         1-D for the multivariate methods, ``(rows, variables)`` for ``"univariate"`` (-1 where
-        a value is missing).
+        a value is missing).  ``random``: the Generator (without strata), or the seed
+        sequences of the strata.  ``span``: strata done before and in all, for the progress.
         """
         n, p = x.shape
         sizes = np.bincount(strata_ids)
@@ -409,27 +456,27 @@ class Microaggregation(ProtectionMethod):
         order = np.argsort(strata_ids, kind="stable")
         bounds = np.concatenate(([0], np.cumsum(sizes)))
         observed = "observed values" if unit == "records" else "households with a value"
-        for s in range(len(sizes)):
-            rows = order[bounds[s] : bounds[s + 1]]
-            xs = x[rows]
+        members = [order[bounds[s] : bounds[s + 1]] for s in range(len(sizes))]
+        tasks = [
+            (
+                x[rows], k, self.method, self.standardize, iterations,
+                random if isinstance(random, np.random.Generator) else random[s],
+                tuple(variables), observed,
+            )
+            for s, rows in enumerate(members)
+        ]  # fmt: skip
+        done, total = span
+        results = run(_stratum_labels, tasks, self.n_jobs, done=done, total=total, weights=sizes)
+        for rows, labels in zip(members, results, strict=True):
             if not univariate:
-                labels = _group_multivariate(xs, k, self.method, self.standardize, iterations, rng)
                 groups[rows] = labels + offset[0]
                 offset[0] += labels.max() + 1
                 continue
             for j in range(p):
-                obs = ~np.isnan(xs[:, j])
-                n_obs = int(obs.sum())
-                if n_obs == 0:
-                    continue
-                if n_obs < k:
-                    raise InfeasibleError(
-                        f"The variable {variables[j]!r} has fewer than k={k} {observed} "
-                        "in a stratum; lower k or merge strata."
-                    )
-                labels, _ = optimal_univariate_labels(xs[obs, j], k)
-                groups[rows[obs], j] = labels + offset[j]
-                offset[j] += labels.max() + 1
+                obs = labels[:, j] >= 0
+                if obs.any():
+                    groups[rows[obs], j] = labels[obs, j] + offset[j]
+                    offset[j] += labels[obs, j].max() + 1
         return groups
 
     def _partition_present(
@@ -438,10 +485,11 @@ class Microaggregation(ProtectionMethod):
         strata_ids: np.ndarray,
         k: int,
         iterations: int,
-        rng: np.random.Generator,
+        random: Any,
         variables: Sequence[str],
         strata: str | None,
         unit: str = "records",
+        span: tuple[int, int | None] = (0, None),
     ) -> np.ndarray:
         """:meth:`_partition` of the rows with a value (rows with none get the group -1).
 
@@ -449,28 +497,42 @@ class Microaggregation(ProtectionMethod):
         with every variable of its kind missing has nothing to release.
         """
         if self.method == "univariate":
-            return self._partition(x, strata_ids, k, iterations, rng, variables, strata, unit)
+            return self._partition(
+                x, strata_ids, k, iterations, random, variables, strata, unit, span
+            )
         present = ~np.isnan(x).all(axis=1)
         groups = np.full(len(x), -1, dtype=np.int64)
         if present.any():
             groups[present] = self._partition(
-                x[present], strata_ids[present], k, iterations, rng, variables, strata, unit
-            )
+                x[present], strata_ids[present], k, iterations, random, variables, strata, unit,
+                span,
+            )  # fmt: skip
         return groups
+
+    def _randomness(self, strata: str | None) -> Any:
+        """The Generator of ``"mdav_refined"`` without strata; within strata, the sequence the
+        strata's seeds are derived from (stratum ``s`` of pass ``p``: :func:`stratum_seeds`)."""
+        seed = 0 if self.seed is None else self.seed
+        if strata is None:
+            return check_seed(seed)
+        check_seed(seed)  # (checked as without strata)
+        return base_sequence(seed)
 
     # ------------------------------------------------------------------ apply
     def _apply(self, md: Microdata) -> Protected:
         k, variables, strata = self._resolve(md)
         iterations = check_int(self.iterations, "iterations", minimum=0)
-        rng = check_seed(0 if self.seed is None else self.seed)
+        random = self._randomness(strata)
         x = self._values(md, variables)
         house = self._household_variables(md, variables)
         if house:
-            return self._apply_households(md, x, k, variables, strata, iterations, rng, house)
+            return self._apply_households(md, x, k, variables, strata, iterations, random, house)
         self._check_placeable(x, "record", "")
         p = x.shape[1]
         strata_ids = self._strata_ids(md, strata)
-        groups = self._partition(x, strata_ids, k, iterations, rng, variables, strata)
+        if not isinstance(random, np.random.Generator):
+            random = stratum_seeds(random, int(strata_ids.max(initial=0)) + 1)
+        groups = self._partition(x, strata_ids, k, iterations, random, variables, strata)
         univariate = self.method == "univariate"
         frame, suppressed = self._released(md, x, groups, variables, k)
         details: dict[str, Any] = {
@@ -495,10 +557,14 @@ class Microaggregation(ProtectionMethod):
         variables: tuple[str, ...],
         strata: str | None,
         iterations: int,
-        rng: np.random.Generator,
+        random: Any,
         house: list[int],
     ) -> Protected:
-        """Household-level variables per household, person-level ones per record."""
+        """Household-level variables per household, person-level ones per record.
+
+        Within strata the two passes (records, then households) draw from streams of their
+        own (``stream`` 0 and 1 of :func:`stratum_seeds`); progress counts both passes.
+        """
         n, p = x.shape
         person = [j for j in range(p) if j not in house]
         member, first = _households(md)
@@ -509,12 +575,20 @@ class Microaggregation(ProtectionMethod):
                 f"household-level variables are aggregated; got {k}."
             )
         strata_ids = self._strata_ids(md, strata)
+        n_strata = int(strata_ids.max(initial=0)) + 1
+        n_house = int(strata_ids[first].max(initial=0)) + 1
+        random_person = random_house = random
+        if not isinstance(random, np.random.Generator):
+            random_person = stratum_seeds(random, n_strata, stream=0)
+            random_house = stratum_seeds(random, n_house, stream=1)
+        before = n_strata if person else 0
         groups = np.full((n, p), -1, dtype=np.int64)
         offset = 0
         if person:
             gp = self._partition_present(
-                x[:, person], strata_ids, k, iterations, rng, [variables[j] for j in person], strata
-            )
+                x[:, person], strata_ids, k, iterations, random_person,
+                [variables[j] for j in person], strata, span=(0, before + n_house),
+            )  # fmt: skip
             groups[:, person] = gp if gp.ndim == 2 else gp[:, None]
             offset = int(gp.max()) + 1
         xh = x[first][:, house]
@@ -523,10 +597,11 @@ class Microaggregation(ProtectionMethod):
             strata_ids[first],
             k,
             iterations,
-            rng,
+            random_house,
             [variables[j] for j in house],
             strata,
             unit="households",
+            span=(before, before + n_house),
         )
         gh = np.where(gh >= 0, gh + offset, -1)
         gh2 = gh if gh.ndim == 2 else np.repeat(gh[:, None], len(house), axis=1)
@@ -712,6 +787,7 @@ def microaggregation(
     strata: str | None = None,
     iterations: int = 2000,
     seed: int | np.random.Generator | None = None,
+    n_jobs: int = 1,
 ) -> Protected:
     """Microaggregate numeric variables (function form of :class:`Microaggregation`).
 
@@ -722,7 +798,7 @@ def microaggregation(
     numeric : list of str, optional
         Numeric variables (required unless ``data`` is a :class:`Microdata` with them or
         ``variables`` is given).
-    k, method, variables, aggregate, standardize, strata, iterations, seed
+    k, method, variables, aggregate, standardize, strata, iterations, seed, n_jobs
         See :class:`Microaggregation`.
 
     Returns
@@ -758,5 +834,6 @@ def microaggregation(
         strata=strata,
         iterations=iterations,
         seed=seed,
+        n_jobs=n_jobs,
     )
     return method_obj.apply(md)

@@ -20,6 +20,14 @@ built from person counts, so the invariant matrix keeps the expected *person* fr
 Control of combinations redraws the whole household of a record that breaks it, and restores
 the original values of every member of a household that still breaks it (``reverted_records``
 counts those members).
+
+Within strata (``by_strata`` and a strata column) each stratum's matrices and draws use a random
+stream of their own, derived from ``seed`` (:func:`sdckit.masking._strata.stratum_seeds`; the
+redraws of the control of combinations, done for the whole file afterwards, one more), so the
+strata can be PRAMmed in parallel processes (``n_jobs``) with the same output as one after the
+other.  Without strata ``seed`` is used directly, as it always was (the same seed gives the same
+output as before); within strata the draws differ from those of earlier versions, which took
+every stratum's numbers from one stream in turn.
 """
 
 from __future__ import annotations
@@ -36,6 +44,14 @@ import polars as pl
 from sdckit._codes import encode_column, first_index, group_ids
 from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking._strata import (
+    N_JOBS,
+    ReportsStrata,
+    base_sequence,
+    run,
+    stratum_seeds,
+    stream_seed,
+)
 from sdckit.microdata import Microdata
 from sdckit.protection import (
     Array,
@@ -216,6 +232,74 @@ def pram_estimate(released: Any, transition: Any, *, squared_sizes: Any = None) 
     return PramEstimate(estimate=est, covariance=cov)
 
 
+def _transition_matrix(
+    var: str,
+    n_levels: int,
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    settings: dict[str, Any],
+) -> tuple[np.ndarray, float | None]:
+    """The matrix of one variable in one stratum (``settings``: the matrix parameters of
+    :class:`Pram`) and the ``alpha`` of an invariant matrix."""
+    transition = settings["transition"]
+    if transition is not None:
+        user = transition.get(var) if isinstance(transition, Mapping) else transition
+        if user is None:
+            raise ParameterError(f"No transition matrix given for the variable {var!r}.")
+        p = _check_matrix(user)
+        if p.shape[0] != n_levels:
+            raise ParameterError(
+                f"The transition matrix of {var!r} has {p.shape[0]} rows but the variable "
+                f"has {n_levels} levels (rows follow the sorted levels)."
+            )
+    else:
+        p = generate_transition(
+            n_levels,
+            min_diagonal=settings["min_diagonal"],
+            diagonal=settings["diagonal"],
+            seed=rng,
+        )
+    if not settings["invariant"]:
+        return p, None
+    return invariant_transition(
+        p, counts, alpha=settings["alpha"], target_min_diagonal=settings["target_min_diagonal"]
+    )
+
+
+def _draw_codes(current: np.ndarray, matrix: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """New codes for records whose codes are ``current`` (one vectorised draw per level)."""
+    out = current.copy()
+    for level in range(matrix.shape[0]):
+        sel = np.flatnonzero(current == level)
+        if len(sel):
+            out[sel] = rng.choice(matrix.shape[0], size=len(sel), p=matrix[level])
+    return out
+
+
+def _pram_stratum(
+    settings: dict[str, Any],
+    variables: list[tuple[str, int, np.ndarray, np.ndarray]],
+    seed: np.random.SeedSequence,
+) -> list[tuple[np.ndarray, float | None, np.ndarray]]:
+    """The matrices and draws of one stratum (a module-level function, so that it can run in
+    another process).
+
+    ``variables``: per variable its name, number of levels, the codes its matrix is built from
+    and the codes to draw for.  Returns per variable the matrix, its ``alpha`` and the new
+    codes.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for var, n_levels, counted, current in variables:
+        counts = np.bincount(counted, minlength=n_levels).astype(np.float64)
+        if n_levels == 0 or counts.sum() == 0:
+            out.append((np.eye(n_levels), None, current))
+            continue
+        matrix, alpha = _transition_matrix(var, n_levels, counts, rng, settings)
+        out.append((matrix, alpha, _draw_codes(current, matrix, rng)))
+    return out
+
+
 def _as_combinations(combos: Any, name: str) -> list[dict[str, Any]]:
     if combos is None:
         return []
@@ -241,7 +325,7 @@ _CATEGORY = Instance(
 _MATRIX = Array(ndim=2, square=True)
 
 
-class Pram(ProtectionMethod):
+class Pram(ReportsStrata, ProtectionMethod):
     """PRAM of categorical variables (see the module docstring).
 
     Parameters
@@ -270,6 +354,11 @@ class Pram(ProtectionMethod):
     max_redraws : int, default 50
         Redraws for records that break the control; then their original values are restored.
     seed : int or numpy.random.Generator, optional
+        Within strata, stratum ``s`` draws from a stream derived from it (see the module
+        docstring).
+    n_jobs : int, default 1
+        Processes PRAMming strata at the same time (-1: one per core); the output is the same
+        for every value.
     """
 
     name: ClassVar[str] = "PRAM"
@@ -328,6 +417,7 @@ class Pram(ProtectionMethod):
             help="redraws of records that break the control before their values are restored",
         ),
         "seed": Param(Seed(), None, help="seed of the random draws"),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -345,6 +435,7 @@ class Pram(ProtectionMethod):
         must_exist: Sequence[Sequence[str]] | None = None,
         max_redraws: int = 50,
         seed: Any = None,
+        n_jobs: int = 1,
     ) -> None:
         self.variables = variables
         self.transition = transition
@@ -358,6 +449,7 @@ class Pram(ProtectionMethod):
         self.must_exist = must_exist
         self.max_redraws = max_redraws
         self.seed = seed
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ helpers
     def _variables(self, md: Microdata) -> tuple[str, ...]:
@@ -369,32 +461,15 @@ class Pram(ProtectionMethod):
                 raise ColumnError(f"The PRAM variable {c!r} is not in the data.")
         return cols
 
+    def _settings(self) -> dict[str, Any]:
+        """The parameters the matrices are built from."""
+        names = ("transition", "min_diagonal", "diagonal", "invariant", "alpha")
+        return {name: getattr(self, name) for name in (*names, "target_min_diagonal")}
+
     def _matrix(
         self, var: str, n_levels: int, counts: np.ndarray, rng: np.random.Generator
     ) -> tuple[np.ndarray, float | None]:
-        if self.transition is not None:
-            user = (
-                self.transition.get(var)
-                if isinstance(self.transition, Mapping)
-                else (self.transition)
-            )
-            if user is None:
-                raise ParameterError(f"No transition matrix given for the variable {var!r}.")
-            p = _check_matrix(user)
-            if p.shape[0] != n_levels:
-                raise ParameterError(
-                    f"The transition matrix of {var!r} has {p.shape[0]} rows but the variable "
-                    f"has {n_levels} levels (rows follow the sorted levels)."
-                )
-        else:
-            p = generate_transition(
-                n_levels, min_diagonal=self.min_diagonal, diagonal=self.diagonal, seed=rng
-            )
-        if not self.invariant:
-            return p, None
-        return invariant_transition(
-            p, counts, alpha=self.alpha, target_min_diagonal=self.target_min_diagonal
-        )
+        return _transition_matrix(var, n_levels, counts, rng, self._settings())
 
     @staticmethod
     def _draw(
@@ -436,6 +511,11 @@ class Pram(ProtectionMethod):
     # ------------------------------------------------------------------ contract
     def _apply(self, md: Microdata) -> Protected:
         rng = check_seed(self.seed)
+        base: np.random.SeedSequence | None = None
+        if self.by_strata and md.strata is not None:
+            # streams of their own for the strata (stream 0) and the redraws (stream 1)
+            base = base_sequence(self.seed)
+            rng = np.random.default_rng(stream_seed(base, 1))
         cols = self._variables(md)
         max_redraws = check_int(self.max_redraws, "max_redraws", minimum=0)
         forbidden = _as_combinations(self.forbidden, "forbidden")
@@ -465,7 +545,12 @@ class Pram(ProtectionMethod):
         is_lead = lead == np.arange(n)
         house_strata = strata[lead]
         house_members = [np.flatnonzero(house_strata == s) for s in range(n_strata)]
-        for c in cols:
+        if base is not None:  # each stratum with its own stream (in parallel with n_jobs > 1)
+            self._draw_by_stratum(
+                cols, encoded, house, members, house_members, is_lead, lead, base,
+                matrices, alphas, new_codes,
+            )  # fmt: skip
+        for c in cols if base is None else ():
             codes, levels = encoded[c]
             result = codes.copy()
             matrices[c], alphas[c] = [], []
@@ -550,6 +635,49 @@ class Pram(ProtectionMethod):
         if house:
             details["per_household"] = tuple(c for c in cols if c in house)
         return Protected.from_frames(md, frame, self, details=details)
+
+    def _draw_by_stratum(
+        self,
+        cols: Sequence[str],
+        encoded: dict[str, tuple[np.ndarray, pl.Series]],
+        house: set[str],
+        members: list[np.ndarray],
+        house_members: list[np.ndarray],
+        is_lead: np.ndarray,
+        lead: np.ndarray,
+        base: np.random.SeedSequence,
+        matrices: dict[str, list[np.ndarray]],
+        alphas: dict[str, list[float | None]],
+        new_codes: dict[str, np.ndarray],
+    ) -> None:
+        """The matrices and draws, one task per stratum with its own stream (fills the dicts)."""
+        n_strata = len(members)
+        seeds = stratum_seeds(base, n_strata)
+        settings = self._settings()
+        tasks, targets = [], []
+        for s in range(n_strata):
+            variables, rows_of = [], []
+            for c in cols:
+                codes, levels = encoded[c]
+                per_household = c in house
+                rows = (house_members if per_household else members)[s]
+                rows = rows[codes[rows] >= 0]  # missing values are not PRAMmed
+                draw = rows[is_lead[rows]] if per_household else rows
+                variables.append((c, len(levels), codes[rows], codes[draw]))
+                rows_of.append(draw)
+            tasks.append((settings, variables, seeds[s]))
+            targets.append(rows_of)
+        sizes = [len(rows) for rows in members]
+        done = run(_pram_stratum, tasks, self.n_jobs, weights=sizes)
+        for i, c in enumerate(cols):
+            result = encoded[c][0].copy()
+            matrices[c], alphas[c] = [], []
+            for s in range(n_strata):
+                matrix, alpha, drawn = done[s][i]
+                matrices[c].append(matrix)
+                alphas[c].append(alpha)
+                result[targets[s][i]] = drawn
+            new_codes[c] = result[lead] if c in house else result
 
     def verify(self, original: Microdata, protected: Protected) -> None:
         """Only the PRAMmed variables change, within their levels; no forbidden combination.

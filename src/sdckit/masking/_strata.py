@@ -306,7 +306,7 @@ def run(
     order = range(n) if weights is None else np.argsort(-np.asarray(weights), kind="stable")
     failed: dict[int, BaseException] = {}
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        with _main_hidden():  # (every worker is started by these submissions)
+        with _main_hidden():  # (these submissions start the workers)
             futures = {pool.submit(fn, *tasks[int(i)]): int(i) for i in order}
         finished = 0
         for future in as_completed(futures):

@@ -9,13 +9,15 @@ missing patterns ``M`` present, of one look-up in map ``(M, M | Q)``.  Maps are 
 updated when records are moved to a pattern with one more missing value; each map also links
 the groups sharing a code, which is how records that differ from a group in one key are found.
 
-Storage (:class:`Store`-like typed list ``store`` of four int64 tables, and the counters
+Storage (:func:`new_store`: a typed list ``store`` of four int64 tables, and the counters
 ``ctr``): every map is an open-addressing hash table, a region of the shared ``store[POOL]``
 whose rows hold the two code words, the record count and the head of the list of groups with
 that code; ``store[INFO]`` holds per map its region, fill, skipped keys and the next map of the
 same missing pattern; ``store[INDEX]`` maps (missing pattern, skipped keys) to the map;
-``store[NODES]`` holds the linked lists of groups.  Plain arrays, not numba's typed
-dictionaries and lists, whose every access is a call: several times faster.
+``store[NODES]`` holds the linked lists of groups.  A table that grows is replaced in
+``store``, so code holding one fetches it again after a call that may build or grow.  Plain
+arrays rather than numba's typed dictionaries and lists, each access of which is a call: the
+kernel is about three times faster (the choices, and so the output, are the same).
 
 The greedy (our own design, compared with sdcMicro's ``localSuppression``) makes passes over the
 unsafe groups, rarest first, recomputing ``fk`` before each (earlier suppressions may already
@@ -821,6 +823,10 @@ def greedy(codes, k, priority, radix, words, wildcard, pull):
                 lookup, s, new = _upsert(lookup, lookup_fill, c_full[0], c_full[1])
                 if not new:
                     h2 = lookup[s, _VAL]
+                    if cnt[h2] == 0 and h2 < fk_of.shape[0]:
+                        # an emptied group taken up again: its fk_of (k while it was empty)
+                        # says nothing, so it is counted again in the next pass
+                        fk_of[h2] = 0
                 else:
                     lookup_fill += 1
                     if n_groups == pat.shape[0]:

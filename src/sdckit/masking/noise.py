@@ -46,6 +46,17 @@ their corrected values depend on household-level values only and stay constant w
 households (records missing a person-level value get the household-level part of the
 correction).  A balance edit with a household-level total needs household-level components.
 
+Strata (``by_strata=True`` and the data's strata column): each stratum is perturbed as a file of
+its own (standard deviations, covariance matrices, outliers and, for ``"exact"``, the moments
+kept, all within the stratum), with a random stream of its own derived from ``seed``
+(:func:`sdckit.masking._strata.stratum_seeds`), so that strata can be perturbed in parallel
+processes (``n_jobs``) with the same output as one after the other.  ``details`` then holds per
+stratum what it holds for a file (``by_stratum``, in the order of ``strata``), the noise
+standard deviation and variance ratio of each variable as a list over strata, and the outliers
+of all records.  Households must lie within one stratum when household-level variables get
+noise.  Without ``by_strata`` (the default) the strata are ignored and ``seed`` is used directly,
+as it always was.
+
 Missing values stay missing; perturbed columns are returned as Float64.  Covariance matrices
 are estimated on the records with every perturbed variable present; constant variables are
 left unchanged.
@@ -70,8 +81,10 @@ from sdckit._validation import (
     column_list,
 )
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking._strata import N_JOBS, ReportsStrata, Strata, run, split, stratum_seeds
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
+    Boolean,
     Column,
     Columns,
     ListOf,
@@ -242,8 +255,122 @@ def _mahalanobis2(x: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> np.ndarra
     return np.einsum("ij,ij->i", centred @ np.linalg.pinv(cov), centred)
 
 
+def _outlier_mask(
+    x: np.ndarray,
+    complete: np.ndarray,
+    rule: str,
+    quantile: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Boolean ``(n, p)``: the values that get noise under the outlier rule."""
+    if rule == "quantile":
+        limits = np.array([np.nanquantile(x[:, j], quantile) for j in range(x.shape[1])])
+        with np.errstate(invalid="ignore"):
+            return x > limits
+    mask = np.zeros(x.shape, dtype=bool)
+    if np.count_nonzero(complete) <= x.shape[1] + 1:
+        raise DataError(
+            "Too few complete records for a robust Mahalanobis distance; use "
+            "outlier_rule='quantile'."
+        )
+    d2 = _robust_distance(x[complete], rng)
+    limit = scipy.stats.chi2.ppf(quantile, x.shape[1])
+    mask[np.flatnonzero(complete)[d2 > limit]] = True
+    return mask
+
+
+def _perturb(
+    x: np.ndarray,
+    sd: np.ndarray,
+    free: Sequence[str],
+    is_house: np.ndarray,
+    lead: np.ndarray,
+    settings: tuple[str, float, float, str, float],
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """The perturbed values of ``x`` (records x the variables ``free``) and the details.
+
+    ``sd``: the standard deviation of each variable; ``is_house``: which are household-level;
+    ``lead``: the position of each record's household's first member; ``settings``: method,
+    noise, delta, outlier rule and quantile.  The whole file, or one stratum.
+    """
+    method, noise, delta, rule, quantile = settings
+    missing = np.isnan(x)
+    active = np.flatnonzero(sd > 0)
+    y = x.copy()
+    details: dict[str, Any] = {}
+    xa = x[:, active]
+    complete = ~np.isnan(xa).any(axis=1)
+    house = [i for i, j in enumerate(active) if is_house[j]]
+    if method in ("additive", "outliers"):
+        scale = noise / 100 * sd[active]
+        e = rng.standard_normal(xa.shape) * scale
+        if house:
+            e[:, house] = e[np.ix_(lead, house)]
+        if method == "outliers":
+            outlier = _outlier_mask(xa, complete, rule, quantile, rng)
+            if house:
+                outlier[:, house] = _any_in_household(outlier[:, house], lead)
+            e[~outlier] = 0.0
+            details["outliers"] = outlier.any(axis=1)
+            details["n_outlier_values"] = int(np.count_nonzero(outlier & ~np.isnan(xa)))
+            details["outlier_rule"] = rule
+            details["outlier_quantile"] = quantile
+        y[:, active] = xa + e
+        noise_sd = scale
+    elif method == "correlated":
+        _, cov = _complete_cov(xa, complete)
+        if house:
+            z = rng.standard_normal(xa.shape)
+            y[:, active] = xa + _household_noise(z, noise / 100 * cov, house, lead)
+        else:
+            factor = _sqrt_factor(noise / 100 * cov)
+            y[:, active] = xa + rng.standard_normal(xa.shape) @ factor.T
+        noise_sd = np.sqrt(noise / 100 * np.diag(cov))
+    else:  # correlated2 / exact
+        mean, cov = _complete_cov(xa, complete)
+        c1, c2 = np.sqrt(1.0 - delta**2), delta
+        if house:
+            z = rng.standard_normal(xa.shape)
+            e = _household_noise(z, cov, house, lead) + mean * (1.0 - c1) / c2
+        else:
+            factor = _sqrt_factor(cov)
+            e = rng.standard_normal(xa.shape) @ factor.T + mean * (1.0 - c1) / c2
+        ya = c1 * xa + c2 * e
+        if method == "exact" and house:
+            ya = _restore_moments_by_household(ya, xa, complete, house, lead)
+        elif method == "exact" and complete.all():
+            ya = _restore_moments(ya, xa)
+        elif method == "exact":
+            ya[complete] = _restore_moments(ya[complete], xa[complete])
+        y[:, active] = ya
+        noise_sd = c2 * np.sqrt(np.diag(cov))
+        details.update(c1=float(c1), c2=float(c2))
+    if missing.any():
+        y[missing] = np.nan
+    details["noise_sd"] = dict(zip([free[j] for j in active], map(float, noise_sd), strict=True))
+    ratio = _column_sd(pl.DataFrame(y[:, active]), None) ** 2 / sd[active] ** 2
+    details["variance_ratio"] = {free[j]: float(r) for j, r in zip(active, ratio, strict=True)}
+    details["constant_variables"] = [free[j] for j in np.flatnonzero(sd == 0)]
+    return y, details
+
+
+def _perturb_stratum(
+    x: np.ndarray,
+    sd: np.ndarray,
+    free: Sequence[str],
+    is_house: np.ndarray,
+    lead: np.ndarray,
+    settings: tuple[str, float, float, str, float],
+    seed: np.random.SeedSequence,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """:func:`_perturb` of one stratum with its own stream (a module-level function, so that
+    it can run in another process)."""
+    return _perturb(x, sd, free, is_house, lead, settings, np.random.default_rng(seed))
+
+
 # ---------------------------------------------------------------------------------- method
-class AddNoise(ProtectionMethod):
+class AddNoise(ReportsStrata, ProtectionMethod):
     """Add random noise to numeric variables (see the module docstring for the methods).
 
     Parameters
@@ -269,6 +396,11 @@ class AddNoise(ProtectionMethod):
         "mahalanobis").
     seed : int or numpy.random.Generator, optional
         Random seed.
+    by_strata : bool, default False
+        Perturb each stratum of the data (its ``strata`` column) as a file of its own.
+    n_jobs : int, default 1
+        With ``by_strata``, the number of processes perturbing strata at the same time (-1:
+        one per core); the output is the same for every value.
 
     Examples
     --------
@@ -320,6 +452,10 @@ class AddNoise(ProtectionMethod):
             "'mahalanobis')",
         ),
         "seed": Param(Seed(), None, help="random seed (an integer or a numpy Generator)"),
+        "by_strata": Param(
+            Boolean(), help="perturb each stratum of the data's strata column as a file of its own"
+        ),
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -333,6 +469,8 @@ class AddNoise(ProtectionMethod):
         outlier_rule: Literal["quantile", "mahalanobis"] = "quantile",
         outlier_quantile: float | None = None,
         seed: int | np.random.Generator | None = None,
+        by_strata: bool = False,
+        n_jobs: int = 1,
     ) -> None:
         self.method = method
         self.noise = noise
@@ -342,6 +480,8 @@ class AddNoise(ProtectionMethod):
         self.outlier_rule = outlier_rule
         self.outlier_quantile = outlier_quantile
         self.seed = seed
+        self.by_strata = by_strata
+        self.n_jobs = n_jobs
 
     # -------------------------------------------------------------- parameters and columns
     def _columns(self, md: Microdata) -> tuple[list[str], list[tuple[str, tuple[str, ...]]]]:
@@ -409,71 +549,21 @@ class AddNoise(ProtectionMethod):
     def _apply(self, md: Microdata) -> Protected:
         method, noise, delta, rule, quantile = self._check_params()
         free, edits = self._columns(md)
-        rng = check_seed(self.seed)
         x = _column_matrix(md.frame, free)
-        missing = np.isnan(x)
         _check_edits(md.frame, edits)
-        sd = _column_sd(md.frame, free)
-        active = np.flatnonzero(sd > 0)
-        y = x.copy()
         details: dict[str, Any] = {"variables": list(free), "balance": [list(e) for e in edits]}
-        xa = x[:, active]
-        complete = ~np.isnan(xa).any(axis=1)
         # household-level variables get one draw per household (see the module docstring)
-        house = _household_positions(md, [free[j] for j in active])
-        lead = _household_heads(md) if house else np.arange(md.n_records)
-        if method in ("additive", "outliers"):
-            scale = noise / 100 * sd[active]
-            e = rng.standard_normal(xa.shape) * scale
-            if house:
-                e[:, house] = e[np.ix_(lead, house)]
-            if method == "outliers":
-                outlier = self._outlier_mask(xa, complete, rule, quantile, rng)
-                if house:
-                    outlier[:, house] = _any_in_household(outlier[:, house], lead)
-                e[~outlier] = 0.0
-                details["outliers"] = outlier.any(axis=1)
-                details["n_outlier_values"] = int(np.count_nonzero(outlier & ~np.isnan(xa)))
-                details["outlier_rule"] = rule
-                details["outlier_quantile"] = quantile
-            y[:, active] = xa + e
-            noise_sd = scale
-        elif method == "correlated":
-            _, cov = _complete_cov(xa, complete)
-            if house:
-                z = rng.standard_normal(xa.shape)
-                y[:, active] = xa + _household_noise(z, noise / 100 * cov, house, lead)
-            else:
-                factor = _sqrt_factor(noise / 100 * cov)
-                y[:, active] = xa + rng.standard_normal(xa.shape) @ factor.T
-            noise_sd = np.sqrt(noise / 100 * np.diag(cov))
-        else:  # correlated2 / exact
-            mean, cov = _complete_cov(xa, complete)
-            c1, c2 = np.sqrt(1.0 - delta**2), delta
-            if house:
-                z = rng.standard_normal(xa.shape)
-                e = _household_noise(z, cov, house, lead) + mean * (1.0 - c1) / c2
-            else:
-                factor = _sqrt_factor(cov)
-                e = rng.standard_normal(xa.shape) @ factor.T + mean * (1.0 - c1) / c2
-            ya = c1 * xa + c2 * e
-            if method == "exact" and house:
-                ya = _restore_moments_by_household(ya, xa, complete, house, lead)
-            elif method == "exact" and complete.all():
-                ya = _restore_moments(ya, xa)
-            elif method == "exact":
-                ya[complete] = _restore_moments(ya[complete], xa[complete])
-            y[:, active] = ya
-            noise_sd = c2 * np.sqrt(np.diag(cov))
-            details.update(c1=float(c1), c2=float(c2))
-        if missing.any():
-            y[missing] = np.nan
-        details["noise_sd"] = dict(
-            zip([free[j] for j in active], map(float, noise_sd), strict=True)
-        )
-        ratio = _column_sd(pl.DataFrame(y[:, active]), None) ** 2 / sd[active] ** 2
-        details["variance_ratio"] = {free[j]: float(r) for j, r in zip(active, ratio, strict=True)}
-        details["constant_variables"] = [free[j] for j in np.flatnonzero(sd == 0)]
+        is_house = np.zeros(len(free), dtype=bool)
+        is_house[_household_positions(md, free)] = True
+        lead = _household_heads(md) if is_house.any() else np.arange(md.n_records)
+        settings = (method, noise, delta, rule, quantile)
+        strata = self._strata(md, lead if is_house.any() else None)
+        if strata is None:
+            sd = _column_sd(md.frame, free)
+            y, found = _perturb(x, sd, free, is_house, lead, settings, check_seed(self.seed))
+            details.update(found)
+        else:  # each stratum on its own, with its own stream (in parallel with n_jobs > 1)
+            y = self._perturb_strata(md, x, free, is_house, lead, settings, strata, details)
         new = {v: y[:, j] for j, v in enumerate(free)}
         for total, comps in edits:
             original_total = md.frame.get_column(total).cast(pl.Float64).fill_nan(None)
@@ -494,29 +584,68 @@ class AddNoise(ProtectionMethod):
         )
         return Protected.from_frames(md, frame, self, details=details)
 
-    def _outlier_mask(
-        self,
-        x: np.ndarray,
-        complete: np.ndarray,
-        rule: str,
-        quantile: float,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
-        """Boolean ``(n, p)``: the values that get noise under the outlier rule."""
-        if rule == "quantile":
-            limits = np.array([np.nanquantile(x[:, j], quantile) for j in range(x.shape[1])])
-            with np.errstate(invalid="ignore"):
-                return x > limits
-        mask = np.zeros(x.shape, dtype=bool)
-        if np.count_nonzero(complete) <= x.shape[1] + 1:
-            raise DataError(
-                "Too few complete records for a robust Mahalanobis distance; use "
-                "outlier_rule='quantile'."
+    def _strata(self, md: Microdata, lead: np.ndarray | None) -> Strata | None:
+        """The strata to work within (``by_strata``), checked; None for the whole file."""
+        if not self.by_strata:
+            return None
+        if md.strata is None:
+            raise ColumnError(
+                "Noise with by_strata=True needs the strata column: give the data a strata "
+                "role (strata=...)."
             )
-        d2 = _robust_distance(x[complete], rng)
-        limit = scipy.stats.chi2.ppf(quantile, x.shape[1])
-        mask[np.flatnonzero(complete)[d2 > limit]] = True
-        return mask
+        strata = split(md.frame.get_column(md.strata), md.strata)
+        if lead is not None and not np.array_equal(strata.codes[lead], strata.codes):
+            raise DataError(
+                f"Some households have members in different strata of {md.strata!r}; "
+                "household-level variables get one draw per household, so with by_strata=True "
+                "every household must lie within one stratum."
+            )
+        return strata
+
+    def _perturb_strata(
+        self,
+        md: Microdata,
+        x: np.ndarray,
+        free: list[str],
+        is_house: np.ndarray,
+        lead: np.ndarray,
+        settings: tuple[str, float, float, str, float],
+        strata: Strata,
+        details: dict[str, Any],
+    ) -> np.ndarray:
+        """The perturbed values, one task per stratum; the details per stratum and in all."""
+        seeds = stratum_seeds(self.seed, strata.n_strata)
+        position = strata.position()
+        tasks = [
+            (
+                x[rows], _column_sd(md.frame[rows], free), free, is_house,
+                position[lead[rows]], settings, seeds[s],
+            )
+            for s, rows in enumerate(strata.rows)
+        ]  # fmt: skip
+        done = run(_perturb_stratum, tasks, self.n_jobs, weights=strata.sizes())
+        y = np.empty_like(x)
+        parts = []
+        for rows, (ys, found) in zip(strata.rows, done, strict=True):
+            y[rows] = ys
+            parts.append(found)
+        details["strata"] = strata.levels
+        details["by_stratum"] = parts
+        for name in ("noise_sd", "variance_ratio"):
+            details[name] = {v: [part[name].get(v) for part in parts] for v in free}
+        details["constant_variables"] = sorted(
+            {v for part in parts for v in part["constant_variables"]}, key=free.index
+        )
+        for name in ("c1", "c2", "outlier_rule", "outlier_quantile"):
+            if name in parts[0]:
+                details[name] = parts[0][name]
+        if "outliers" in parts[0]:
+            outliers = np.zeros(md.n_records, dtype=bool)
+            for rows, part in zip(strata.rows, parts, strict=True):
+                outliers[rows] = part["outliers"]
+            details["outliers"] = outliers
+            details["n_outlier_values"] = sum(part["n_outlier_values"] for part in parts)
+        return y
 
     # -------------------------------------------------------------- verification
     def verify(self, original: Microdata, protected: Protected) -> None:
@@ -553,23 +682,30 @@ class AddNoise(ProtectionMethod):
                 not np.any(protected.changed_records & ~flagged), "a non-outlier record changed"
             )
         if method == "exact":
-            x, y = _column_matrix(original.frame, free), _column_matrix(out, free)
-            keep = np.nanstd(x, axis=0, ddof=1) > 0
-            x, y = x[:, keep], y[:, keep]
-            complete = ~np.isnan(x).any(axis=1)
-            if np.count_nonzero(complete) > 1:
-                xc, yc = x[complete], y[complete]
-                cx, cy = np.atleast_2d(np.cov(xc, rowvar=False)), np.cov(yc, rowvar=False)
-                scale = np.sqrt(np.outer(np.diag(cx), np.diag(cx)))
-                self._require(
-                    np.all(np.abs(cx - cy) <= 1e-9 * scale), "the covariance matrix was not kept"
-                )
-                sd = np.sqrt(np.diag(cx))
-                mean_gap = np.abs(xc.mean(axis=0) - yc.mean(axis=0))
-                self._require(
-                    np.all(mean_gap <= 1e-9 * np.maximum(np.abs(xc.mean(axis=0)), sd)),
-                    "the means were not kept",
-                )
+            x_all, y_all = _column_matrix(original.frame, free), _column_matrix(out, free)
+            strata = self._strata(original, None)
+            parts = [np.arange(original.n_records)] if strata is None else strata.rows
+            for rows in parts:  # (within each stratum with by_strata)
+                self._check_moments(x_all[rows], y_all[rows])
+
+    def _check_moments(self, x: np.ndarray, y: np.ndarray) -> None:
+        """The means and covariance matrix of the complete rows of ``y`` are those of ``x``."""
+        keep = np.nanstd(x, axis=0, ddof=1) > 0
+        x, y = x[:, keep], y[:, keep]
+        complete = ~np.isnan(x).any(axis=1)
+        if np.count_nonzero(complete) > 1:
+            xc, yc = x[complete], y[complete]
+            cx, cy = np.atleast_2d(np.cov(xc, rowvar=False)), np.cov(yc, rowvar=False)
+            scale = np.sqrt(np.outer(np.diag(cx), np.diag(cx)))
+            self._require(
+                np.all(np.abs(cx - cy) <= 1e-9 * scale), "the covariance matrix was not kept"
+            )
+            sd = np.sqrt(np.diag(cx))
+            mean_gap = np.abs(xc.mean(axis=0) - yc.mean(axis=0))
+            self._require(
+                np.all(mean_gap <= 1e-9 * np.maximum(np.abs(xc.mean(axis=0)), sd)),
+                "the means were not kept",
+            )
 
     @classmethod
     def contract_example(cls) -> tuple[AddNoise, Microdata]:
@@ -725,6 +861,7 @@ def add_noise(
     data: Any,
     *,
     numeric: str | Sequence[str] | None = None,
+    strata: str | None = None,
     method: NoiseMethod = "additive",
     noise: float = 150.0,
     delta: float = 0.1,
@@ -733,6 +870,8 @@ def add_noise(
     outlier_rule: Literal["quantile", "mahalanobis"] = "quantile",
     outlier_quantile: float | None = None,
     seed: int | np.random.Generator | None = None,
+    by_strata: bool = False,
+    n_jobs: int = 1,
 ) -> Protected:
     """Add random noise to numeric variables (function form of :class:`AddNoise`).
 
@@ -743,7 +882,11 @@ def add_noise(
     numeric : list of str, optional
         Numeric variables (required unless ``data`` is a :class:`Microdata` with them or
         ``variables`` is given).
+    strata : str, optional
+        The strata column (for ``by_strata``; a Microdata keeps its own).
     method, noise, delta, variables, balance, outlier_rule, outlier_quantile, seed
+        See :class:`AddNoise`.
+    by_strata, n_jobs
         See :class:`AddNoise`.
 
     Returns
@@ -762,7 +905,7 @@ def add_noise(
     >>> (out["x"] + out["y"] == out["z"]).all()
     True
     """
-    md = as_microdata(data, numeric=numeric)
+    md = as_microdata(data, numeric=numeric, strata=strata)
     return AddNoise(
         method=method,
         noise=noise,
@@ -772,4 +915,6 @@ def add_noise(
         outlier_rule=outlier_rule,
         outlier_quantile=outlier_quantile,
         seed=seed,
+        by_strata=by_strata,
+        n_jobs=n_jobs,
     ).apply(md)

@@ -67,9 +67,11 @@ class FrequencyResult:
     keys : tuple of str
     missing : {"wildcard", "category"}
     alpha : float
-    class_counts, class_weights : numpy.ndarray or None
-        ``fk`` and ``Fk_hat`` of each equivalence class, indexed by ``group`` (set by
-        :func:`frequency_counts`; see :attr:`class_fk` and :attr:`class_Fk_hat`).
+    class_counts, class_weights, class_sizes : numpy.ndarray or None
+        ``fk``, ``Fk_hat`` and the number of records of each equivalence class, indexed by
+        ``group`` (set by :func:`frequency_counts`; see :attr:`class_fk`, :attr:`class_Fk_hat`
+        and :attr:`class_size`).  The file-level counts are computed from them, one value per
+        class instead of one per record.
     """
 
     fk: np.ndarray
@@ -83,6 +85,7 @@ class FrequencyResult:
     # fk and Fk_hat of each equivalence class (indexed by ``group``), when already known
     class_counts: np.ndarray | None = field(default=None, compare=False, repr=False)
     class_weights: np.ndarray | None = field(default=None, compare=False, repr=False)
+    class_sizes: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_records(self) -> int:
@@ -92,12 +95,14 @@ class FrequencyResult:
     @property
     def n_classes(self) -> int:
         """Number of equivalence classes (distinct key combinations, missing as a value)."""
+        if self.class_counts is not None:
+            return len(self.class_counts)
         return int(self.group.max()) + 1 if len(self.group) else 0
 
     @property
     def sample_uniques(self) -> int:
         """Number of records whose key combination occurs once in the sample (``fk == 1``)."""
-        return int(np.count_nonzero(self.fk == 1))
+        return self.records_in(self.class_fk == 1)
 
     @property
     def n1(self) -> int:
@@ -107,7 +112,7 @@ class FrequencyResult:
     @property
     def n2(self) -> int:
         """Records with ``fk == 2`` (sdcMicro's n2)."""
-        return int(np.count_nonzero(self.fk == 2))
+        return self.records_in(self.class_fk == 2)
 
     def violates(self, k: int) -> np.ndarray:
         """Boolean per record: True where ``fk < k`` (the record breaks k-anonymity)."""
@@ -134,14 +139,26 @@ class FrequencyResult:
         out[self.group] = self.Fk_hat
         return out
 
+    @cached_property
+    def class_size(self) -> np.ndarray:
+        """Number of records of each equivalence class, indexed by ``group``."""
+        if self.class_sizes is not None:
+            return self.class_sizes
+        return np.bincount(self.group, minlength=self.n_classes)
+
+    def records_in(self, classes: np.ndarray) -> int:
+        """Number of records in the classes marked True (a boolean per class)."""
+        return int(self.class_size[classes].sum())
+
     def violations(self, k: int) -> KAnonymityViolations:
         """Counts of records and classes that break k-anonymity."""
-        mask = self.violates(k)
+        k = check_int(k, "k", minimum=1)
+        below = self.class_fk < k  # fk is constant within a class: count per class
         return KAnonymityViolations(
             k=int(k),
-            records=int(np.count_nonzero(mask)),
-            classes=int(np.count_nonzero(self.class_fk < k)),
-            weighted_records=int(np.count_nonzero(self.Fk_hat < k)),
+            records=self.records_in(below),
+            classes=int(np.count_nonzero(below)),
+            weighted_records=self.records_in(self.class_Fk_hat < k),
         )
 
     def is_k_anonymous(self, k: int) -> bool:
@@ -174,19 +191,21 @@ def _wildcard_counts(
 
     Returns ``fk``, ``Fk_hat`` and the group id of each record.
     """
-    fk, fw, gid = _wildcard_group_counts(codes, weights, alpha)
+    fk, fw, gid, _ = _wildcard_group_counts(codes, weights, alpha)
     return fk[gid], fw[gid], gid
 
 
 def _wildcard_group_counts(
     codes: np.ndarray, weights: np.ndarray | None, alpha: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_wildcard_counts` per group: ``fk`` and ``Fk_hat`` of each group, group ids."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_wildcard_counts` per group: ``fk`` and ``Fk_hat`` of each group, the group ids
+    and the number of records of each group."""
     m = codes.shape[1]
     gid, n_groups = group_ids(codes)
     first = first_index(gid, n_groups)
     rep = codes[first]
-    g_count = np.bincount(gid, minlength=n_groups).astype(np.float64)
+    sizes = np.bincount(gid, minlength=n_groups)
+    g_count = sizes.astype(np.float64)
     g_weight = g_count if weights is None else np.bincount(gid, weights, minlength=n_groups)
     miss = rep < 0
     bits = (miss * (1 << np.arange(m, dtype=np.int64))).sum(axis=1)
@@ -221,7 +240,7 @@ def _wildcard_group_counts(
             lid, rid = ids[: len(left)], ids[len(left) :]
             fk[left] += np.bincount(rid, right_c, minlength=n_ids)[lid]
             fw[left] += np.bincount(rid, right_w, minlength=n_ids)[lid]
-    return fk, fw, gid
+    return fk, fw, gid, sizes
 
 
 def frequency_counts(
@@ -233,11 +252,12 @@ def frequency_counts(
     kc = md.key_codes
     weights = md.weights()
     if missing == "wildcard" and kc.has_missing:
-        class_fk, class_fw, gid = _wildcard_group_counts(kc.codes, weights, alpha)
+        class_fk, class_fw, gid, sizes = _wildcard_group_counts(kc.codes, weights, alpha)
     else:
         # the codes one column each: the (n, m) matrix is not needed here
         gid, n_groups = group_ids(kc)
-        class_fk = np.bincount(gid, minlength=n_groups).astype(np.float64)
+        sizes = np.bincount(gid, minlength=n_groups)
+        class_fk = sizes.astype(np.float64)
         class_fw = class_fk if weights is None else np.bincount(gid, weights, minlength=n_groups)
     class_fw = class_fw.astype(np.float64, copy=False)
     fk = class_fk[gid]
@@ -253,6 +273,7 @@ def frequency_counts(
         frame_info=md.frame_info,
         class_counts=class_fk,
         class_weights=class_fw,
+        class_sizes=sizes,
     )
 
 

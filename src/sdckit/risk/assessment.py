@@ -111,7 +111,7 @@ class RiskAssessment:
     @property
     def highest_risk(self) -> float | None:
         """Largest individual risk."""
-        return None if self.individual is None else float(self.individual.risk.max())
+        return None if self.individual is None else self.individual.highest_risk
 
     @property
     def household_expected_reidentifications(self) -> float | None:
@@ -138,7 +138,7 @@ class RiskAssessment:
             out[f"k{k}_violations"] = self.violations[k].records
         out["expected_reidentifications"] = self.individual.expected_reidentifications
         out["global_risk_pct"] = self.individual.global_risk_pct
-        out["highest_risk"] = float(self.individual.risk.max())
+        out["highest_risk"] = self.individual.highest_risk
         if self.household is not None:
             out["household_expected_reidentifications"] = self.household.expected_reidentifications
             out["household_risk_pct"] = self.household.global_risk_pct
@@ -190,8 +190,8 @@ class RiskAssessment:
         rows += [
             ("expected re-identifications", ind.expected_reidentifications),
             ("global risk (%)", ind.global_risk_pct),
-            ("highest individual risk", float(ind.risk.max())),
-            ("records with risk > 0.1", int(np.count_nonzero(ind.risk > 0.1))),
+            ("highest individual risk", ind.highest_risk),
+            ("records with risk > 0.1", ind.n_above(0.1)),
         ]
         if self.household is not None:
             hh = self.household

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -95,7 +96,25 @@ def benedetti_franconi_risk(
         from scipy import special  # only the exact formula needs scipy
 
         risk[other] = p[other] / f[other] * special.hyp2f1(1.0, 1.0, f[other] + 1.0, q[other])
+        bad = other & ~np.isfinite(risk)
+        if bad.any():  # scipy's 2F1 fails for large f with q near 1: the integral form
+            risk[bad] = [_risk_integral(fi, pi) for fi, pi in zip(f[bad], p[bad], strict=True)]
     return risk
+
+
+def _risk_integral(f: float, p: float) -> float:
+    """``E[1/F | f] = p * int_0^1 y^(f-1) / (p + (1-p) y) dy`` (the negative-binomial model).
+
+    Equal to ``(p / f) * 2F1(1, 1; f + 1; 1 - p)``; used where scipy's hypergeometric function
+    returns no number (large ``f`` with ``p`` small, e.g. ``f = 122``, ``p = 0.01``).
+    """
+    from scipy import integrate
+
+    q = 1.0 - p
+    value, _ = integrate.quad(
+        lambda y: y ** (f - 1.0) / (p + q * y), 0.0, 1.0, epsabs=0.0, epsrel=1e-13, limit=200
+    )
+    return float(p * value)
 
 
 def _frequencies_checked(fk: Any, Fk: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -182,6 +201,9 @@ class IndividualRiskResult:
         Sum of the individual risks (ER).
     global_risk : float
         ER divided by the number of records.
+    class_risk : numpy.ndarray or None
+        The risk of each equivalence class (indexed by ``frequencies.group``), from which the
+        file-level counts are taken.
     """
 
     fk: np.ndarray
@@ -190,16 +212,31 @@ class IndividualRiskResult:
     method: str
     frequencies: FrequencyResult
     frame_info: FrameInfo | None = field(default=None, compare=False)
+    class_risk: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def n_records(self) -> int:
         """Number of records."""
         return len(self.risk)
 
-    @property
+    @cached_property
     def expected_reidentifications(self) -> float:
         """Expected number of re-identifications: the sum of the individual risks."""
         return float(self.risk.sum())
+
+    @property
+    def highest_risk(self) -> float:
+        """The largest individual risk."""
+        if self.class_risk is not None:  # every class has a record: the same maximum
+            return float(self.class_risk.max())
+        return float(self.risk.max())
+
+    def n_above(self, threshold: float) -> int:
+        """Number of records with a risk strictly above ``threshold``."""
+        threshold = check_real(threshold, "threshold", minimum=0.0)
+        if self.class_risk is not None:
+            return self.frequencies.records_in(self.class_risk > threshold)
+        return int(np.count_nonzero(self.risk > threshold))
 
     @property
     def global_risk(self) -> float:
@@ -238,8 +275,8 @@ class IndividualRiskResult:
         rows += [
             ("expected re-identifications", self.expected_reidentifications),
             ("global risk (%)", self.global_risk_pct),
-            ("highest individual risk", float(self.risk.max())),
-            ("records with risk > 0.1", int(np.count_nonzero(self.risk > 0.1))),
+            ("highest individual risk", self.highest_risk),
+            ("records with risk > 0.1", self.n_above(0.1)),
         ]
         notes = [
             f"key variables: {', '.join(freq.keys)}; Benedetti-Franconi risk, method "
@@ -288,6 +325,7 @@ def individual_risk_of(freq: FrequencyResult, method: str = "approx") -> Individ
         risk = per_class[freq.group]
     else:
         risk = 1.0 / freq.fk
+        per_class = 1.0 / freq.class_fk
     return IndividualRiskResult(
         fk=freq.fk,
         Fk_hat=freq.Fk_hat,
@@ -295,6 +333,7 @@ def individual_risk_of(freq: FrequencyResult, method: str = "approx") -> Individ
         method=method,
         frequencies=freq,
         frame_info=freq.frame_info,
+        class_risk=per_class,
     )
 
 

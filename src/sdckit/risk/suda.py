@@ -260,7 +260,7 @@ def _minimal_sets(
     ``wildcard=True`` is sdcMicro's frequency view: a missing value matches any value.
     """
     _check_codes(codes)
-    n, m = codes.shape
+    m = codes.shape[1]
     gid, n_groups = group_ids(codes)
     counts = np.bincount(gid, minlength=n_groups)
     first = first_index(gid, n_groups)

@@ -7,6 +7,7 @@ protection contract of :mod:`sdckit.protection`; each table method has a functio
 """
 
 from sdckit.tables._audit import AuditResult, audit, singleton_violations
+from sdckit.tables._audit_extra import IntegerAudit, UnionAudit
 from sdckit.tables._method import TableMethod
 from sdckit.tables.cellkey import (
     CellKeyResult,
@@ -17,11 +18,19 @@ from sdckit.tables.cellkey import (
     record_keys,
 )
 from sdckit.tables.hierarchy import Hierarchy
+from sdckit.tables.linked import LinkedAudit, LinkedProtection, LinkedTables
 from sdckit.tables.loss import (
     PerturbationLoss,
     SuppressionLoss,
     perturbation_loss,
     suppression_loss,
+)
+from sdckit.tables.ptable import (
+    PTableCheck,
+    check_ptable,
+    ptable_counts,
+    read_ptable,
+    write_ptable,
 )
 from sdckit.tables.rounding import (
     ControlledRounding,
@@ -52,11 +61,13 @@ from sdckit.tables.rules import (
     evaluate_rules,
 )
 from sdckit.tables.suppression import (
+    GaussSuppression,
     HypercubeSuppression,
     ModularSuppression,
     OptimalSuppression,
     SuppressionResult,
     repair_suppression,
+    suppress_gauss,
     suppress_hypercube,
     suppress_modular,
     suppress_optimal,
@@ -70,8 +81,13 @@ __all__ = [
     "ControlledRounding",
     "DeterministicRounding",
     "Dominance",
+    "GaussSuppression",
     "Hierarchy",
     "HypercubeSuppression",
+    "IntegerAudit",
+    "LinkedAudit",
+    "LinkedProtection",
+    "LinkedTables",
     "MarkedCells",
     "MinFrequency",
     "ModularSuppression",
@@ -79,6 +95,7 @@ __all__ = [
     "PPercent",
     "PQRule",
     "PTable",
+    "PTableCheck",
     "PerturbationLoss",
     "RandomRounding",
     "RoundingAudit",
@@ -92,15 +109,19 @@ __all__ = [
     "SuppressionResult",
     "Table",
     "TableMethod",
+    "UnionAudit",
     "ZeroCells",
     "apply_rules",
     "audit",
     "audit_rounding",
     "cell_key_counts",
     "cell_key_magnitudes",
+    "check_ptable",
     "count_ptable",
     "evaluate_rules",
     "perturbation_loss",
+    "ptable_counts",
+    "read_ptable",
     "record_keys",
     "repair_suppression",
     "round_controlled",
@@ -109,8 +130,10 @@ __all__ = [
     "round_small_cells",
     "singleton_violations",
     "small_cell_adjustment",
+    "suppress_gauss",
     "suppress_hypercube",
     "suppress_modular",
     "suppress_optimal",
     "suppression_loss",
+    "write_ptable",
 ]

@@ -1,4 +1,5 @@
-"""The LP audit of a suppression pattern (the attacker problem, methods.md M11.2).
+"""The audit of a suppression pattern: LP feasibility intervals (methods.md M11.2), optionally
+with integer values and unions of cells (:mod:`sdckit.tables._audit_extra`).
 
 For every suppressed cell the audit finds the feasibility interval ``[min, max]`` an intruder can
 derive from the published cells, the additivity relations and the a priori bounds (non-negative
@@ -6,115 +7,19 @@ values by default; optionally integer values), and checks it against the protect
 sensitivity rules require.  It works on any pattern, also one made by another tool: mark the
 suppressed cells with :meth:`Table.suppress` (and the primaries with levels by
 :func:`~sdckit.tables.apply_rules` or :class:`~sdckit.tables.MarkedCells`).
-
-The linear programs are solved in deviations from the true values (``z = a + d`` with
-``M_S d = 0``), so that rounding in the published totals (weighted tables, values in the
-millions) cannot make them inconsistent, and scaled by a power of two (see
-:mod:`sdckit.tables._lp`); the integer audit works on the values themselves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import polars as pl
+from sdckit._validation import check_real
+from sdckit.tables._audit_core import AuditResult, lp_audit, singleton_violations
 
-from sdckit._results import Summary
-from sdckit._validation import check_choice, check_real
-from sdckit.tables._lp import feasibility_intervals
-from sdckit.tables._output import STATUS_NAMES
-from sdckit.tables.table import CellStatus, Table
+if TYPE_CHECKING:
+    from sdckit.tables.table import Table
 
 __all__ = ["AuditResult", "audit", "singleton_violations"]
-
-
-@dataclass(frozen=True, eq=False)
-class AuditResult:
-    """Feasibility intervals of the suppressed cells and whether they are wide enough.
-
-    Attributes
-    ----------
-    table : Table
-        The audited table, with its verdict recorded (``table.protected`` equals :attr:`ok`), so
-        that a pattern that passes can be written as a published table.
-    cells : numpy.ndarray
-        Cell numbers of the suppressed cells (primary and secondary).
-    minimum, maximum : numpy.ndarray
-        Feasibility interval of each suppressed cell.
-    protected : numpy.ndarray
-        True where the interval meets the required upper, lower and sliding levels and the cell
-        is not disclosed exactly (checked for primaries; always True for secondaries that are
-        not required to be protected).
-    exact : numpy.ndarray
-        True where the interval has (numerically) zero width: the cell is disclosed exactly.
-    integer : bool
-        Whether the intervals assume integer cell values.
-    intervals : {"exact", "check"}
-        How the intervals were computed: exactly, or as inner approximations that only decide
-        the verdicts (``audit(..., intervals="check")``).
-    """
-
-    table: Table
-    cells: np.ndarray
-    minimum: np.ndarray
-    maximum: np.ndarray
-    protected: np.ndarray
-    exact: np.ndarray
-    integer: bool = False
-    intervals: str = "exact"
-
-    @property
-    def ok(self) -> bool:
-        """True when every suppressed cell meets its required protection."""
-        return bool(self.protected.all())
-
-    @property
-    def under_protected(self) -> np.ndarray:
-        """Cell numbers whose interval is too narrow (or exact)."""
-        return self.cells[~self.protected]
-
-    @property
-    def disclosed(self) -> np.ndarray:
-        """Cell numbers disclosed exactly (interval of zero width)."""
-        return self.cells[self.exact]
-
-    def interval(self, cell: int) -> tuple[float, float]:
-        """The feasibility interval of one suppressed cell."""
-        pos = np.flatnonzero(self.cells == cell)
-        if not len(pos):
-            raise KeyError("that cell is not suppressed")
-        return float(self.minimum[pos[0]]), float(self.maximum[pos[0]])
-
-    def to_frame(self) -> pl.DataFrame:
-        """One row per suppressed cell: codes, status, value, interval, levels, verdict."""
-        t = self.table
-        base = t.to_frame().select(list(t.dimensions))[self.cells.tolist()]
-        return base.with_columns(
-            pl.Series("cell", self.cells),
-            pl.Series("status", STATUS_NAMES[t.status[self.cells]]),
-            pl.Series("value", t.values[self.cells]),
-            pl.Series("minimum", self.minimum),
-            pl.Series("maximum", self.maximum),
-            pl.Series("upper_level", t.upper[self.cells]),
-            pl.Series("lower_level", t.lower[self.cells]),
-            pl.Series("sliding_level", t.sliding[self.cells]),
-            pl.Series("exact", self.exact),
-            pl.Series("protected", self.protected),
-        )
-
-    def summary(self) -> Summary:
-        """Counts of audited, exactly disclosed and under-protected cells."""
-        primary = self.table.status[self.cells] == CellStatus.PRIMARY
-        rows = [
-            ("suppressed cells", len(self.cells)),
-            ("primary cells", int(primary.sum())),
-            ("disclosed exactly", int(self.exact.sum())),
-            ("primaries disclosed exactly", int((self.exact & primary).sum())),
-            ("under-protected cells", int((~self.protected).sum())),
-            ("integer", self.integer),
-        ]
-        return Summary("Audit of the suppression pattern", rows)
 
 
 def audit(
@@ -125,6 +30,8 @@ def audit(
     check_secondary: bool = False,
     primaries_only: bool = False,
     intervals: str = "exact",
+    integer_aware: bool = False,
+    unions: bool | Any = False,
 ) -> AuditResult:
     """Feasibility interval of every suppressed cell, by linear programming.
 
@@ -146,6 +53,14 @@ def audit(
         as few LPs as possible: cells whose requirement is already proven by the feasible points
         of earlier LPs get an inner approximation of their interval (much faster on large
         tables; the verdicts ``protected`` and ``exact`` are the same).
+    integer_aware : bool, default False
+        Also audit with integer cell values and, in count tables, suppressed cells known to
+        be at least 1 (zeros and ones an intruder can deduce; see
+        :mod:`sdckit.tables._audit_extra`).  The result then has ``integer_audit``.
+    unions : bool or sensitivity rules, default False
+        Also audit the sums of the suppressed parts of each relation (and their pairs) as cells
+        of their own, with the given rules (True: the p% rule with p = 10, or the minimum
+        frequency rule with threshold 3 for counts).  The result then has ``union_audit``.
 
     Returns
     -------
@@ -161,82 +76,19 @@ def audit(
     >>> res.interval(4)
     (3.0, 6.0)
     """
-    tol = check_real(tolerance, "tolerance", minimum=0)
-    check_choice(intervals, "intervals", ("exact", "check"))
-    cells = np.flatnonzero(table.suppressed)
-    if len(cells) == 0:
-        empty = np.zeros(0)
-        return AuditResult(
-            table.with_verdict(True),
-            cells,
-            empty,
-            empty,
-            np.zeros(0, bool),
-            np.zeros(0, bool),
-            integer,
-            intervals,
-        )
-    m = table.constraint_matrix
-    a = table.values[cells]
-    # a priori bounds that exclude the true value are widened to it (as the methods do)
-    lb = np.minimum(table.lower_bounds[cells], a)
-    ub = np.maximum(table.upper_bounds[cells], a)
-    primary_cells = table.status[cells] == CellStatus.PRIMARY
-    only_primaries = primaries_only or (intervals == "check" and not check_secondary)
-    targets = np.flatnonzero(primary_cells) if only_primaries else None
-    if integer:
-        # integer values: the model in the values themselves (counts add up exactly)
-        published = np.ones(table.n_cells, dtype=bool)
-        published[cells] = False
-        rhs = -(m[:, published] @ table.values[published])
-        lo, hi = feasibility_intervals(m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets)
-    else:
-        # deviations d = z - a: M_S d = 0 holds exactly, whatever the rounding of the totals
-        zeros = np.zeros(m.shape[0])
-        requirement = None
-        if intervals == "check":
-            tiny = tol * (1.0 + np.abs(a)) * 2.0
-            requirement = (
-                np.where(primary_cells, -table.lower[cells], np.inf),
-                np.where(primary_cells, table.upper[cells], -np.inf),
-                np.where(primary_cells, np.maximum(table.sliding[cells], tiny), tiny),
-                np.zeros(len(cells)),
-            )
-        d_lo, d_hi = feasibility_intervals(
-            m[:, cells],
-            zeros,
-            zeros,
-            lb - a,
-            ub - a,
-            targets=targets,
-            need=requirement,
-        )
-        lo, hi = a + d_lo, a + d_hi
-    eps = tol * (1.0 + np.abs(a))
-    exact = (hi - lo) <= eps  # NaN (not computed) compares False
-    need = (
-        (hi >= a + table.upper[cells] - eps)
-        & (lo <= a - table.lower[cells] + eps)
-        & (hi - lo >= table.sliding[cells] - eps)
-        & ~exact
+    result = lp_audit(
+        table,
+        integer=integer,
+        tolerance=tolerance,
+        check_secondary=check_secondary,
+        primaries_only=primaries_only,
+        intervals=intervals,
     )
-    protected = np.where(primary_cells, need, ~exact if check_secondary else True)
-    ok = bool(protected.all())
-    mode = "exact" if integer else intervals
-    return AuditResult(table.with_verdict(ok), cells, lo, hi, protected, exact, integer, mode)
+    if integer_aware or unions is not False:
+        from sdckit.tables._audit_extra import extend_audit
 
-
-def singleton_violations(table: Table) -> np.ndarray:
-    """Relations where a single-contributor primary is protected by only one other cell.
-
-    Returns the row numbers of :attr:`Table.constraint_matrix` with exactly two suppressed
-    cells, both primary and at least one of them with one contributor: each of the two
-    respondents could compute the other's value.
-    """
-    m = table.constraint_matrix.tocoo()
-    supp = table.suppressed[m.col]
-    single = (table.n_contributors[m.col] == 1) & table.primary[m.col]
-    n_supp = np.bincount(m.row[supp], minlength=m.shape[0])
-    n_prim = np.bincount(m.row[table.primary[m.col]], minlength=m.shape[0])
-    n_single = np.bincount(m.row[single], minlength=m.shape[0])
-    return np.flatnonzero((n_supp == 2) & (n_prim == 2) & (n_single >= 1))
+        tol = check_real(tolerance, "tolerance", minimum=0)
+        return extend_audit(
+            result, table, integer_aware=integer_aware, unions=unions, tolerance=tol
+        )
+    return result

@@ -23,10 +23,15 @@ from scipy.sparse.csgraph import connected_components
 
 from sdckit.errors import DataError
 
-__all__ = ["components", "feasibility_intervals", "lp_scale", "new_highs"]
+__all__ = ["components", "cover_points", "feasibility_intervals", "lp_scale", "new_highs", "solve"]
 
 _INF = highspy.kHighsInf
 _STATE = {"banner": False}
+_ST = highspy.HighsModelStatus
+#: Statuses that answer the LP: optimal, infeasible, unbounded.
+_DEFINITE = (_ST.kOptimal, _ST.kInfeasible, _ST.kUnbounded, _ST.kUnboundedOrInfeasible)
+#: Blocks with at least this many requirements to decide start with coverage LPs.
+_COVER_FROM = 200
 
 
 def _highs() -> highspy.Highs:
@@ -77,6 +82,41 @@ def new_highs(
     return h
 
 
+def solve(h: highspy.Highs) -> highspy.HighsModelStatus:
+    """Run ``h`` (warm-started from its last basis) and return a trustworthy model status.
+
+    A warm start from the basis of an unbounded (or numerically troubled) solve can leave the
+    simplex with status Unknown, or with a wrong infeasible/unbounded verdict.  Any status other
+    than optimal is therefore checked by clearing the solver (dropping the basis) and solving
+    again from scratch; if that still gives no answer the dual simplex, then the primal simplex,
+    then the interior point method are tried.  After an unbounded or infeasible answer the
+    solver is cleared, so that the next solve of the same model does not start from its basis.
+    """
+    h.run()
+    status = h.getModelStatus()
+    if status == _ST.kOptimal:
+        return status
+    _STATE["cold_resolves"] = _STATE.get("cold_resolves", 0) + 1
+    h.clearSolver()
+    h.run()
+    status = h.getModelStatus()
+    if status not in _DEFINITE:
+        for option, value in (("simplex_strategy", 1), ("simplex_strategy", 4), ("solver", "ipm")):
+            saved = h.getOptionValue(option)
+            if isinstance(saved, tuple):  # (status, value) in some highspy versions
+                saved = saved[-1]
+            h.clearSolver()
+            h.setOptionValue(option, value)
+            h.run()
+            status = h.getModelStatus()
+            h.setOptionValue(option, saved)
+            if status in _DEFINITE:
+                break
+    if status != _ST.kOptimal:
+        h.clearSolver()  # the next solve must not start from this basis
+    return status
+
+
 def lp_scale(*arrays: np.ndarray, target: float = 1024.0) -> float:
     """A power of two ``s`` such that the largest finite ``|value| / s`` is about ``target``.
 
@@ -119,8 +159,7 @@ def _interval_lp(
 ) -> Any:
     h.changeColCost(j, 1.0)
     h.changeObjectiveSense(sense)
-    h.run()
-    status = h.getModelStatus()
+    status = solve(h)
     value = float(h.getInfo().objective_function_value) * scale
     point = np.asarray(h.getSolution().col_value) * scale if with_point else None
     h.changeColCost(j, 0.0)
@@ -144,6 +183,71 @@ def _interval_lp(
     )
 
 
+def cover_points(
+    a: sp.csr_matrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    jj: np.ndarray,
+    up: np.ndarray,
+    down: np.ndarray,
+    start: np.ndarray,
+    scale: float = 1.0,
+    max_rounds: int = 8,
+) -> list[np.ndarray]:
+    """Feasible points that reach many requirements at once (coverage LPs).
+
+    For the unknowns ``jj`` (positions in ``a``'s columns) the requirements are ``x_j >=
+    start_j + up`` (where ``up > 0``) and ``x_j <= start_j - down`` (where ``down > 0``).  For
+    each direction one LP maximises ``sum_k t_k`` with ``t_k <= 1`` and ``t_k <= (x_j -
+    start_j) / level_k`` over the feasible set: its solution reaches every requirement it
+    can reach together with the others.  The LP is solved again for the requirements not yet
+    reached (the reached ones no longer count) while that reaches more of them.  One such LP
+    replaces many single-unknown LPs: the points returned decide those requirements exactly
+    (each is a feasible point), and the remaining ones are left to single LPs.
+    """
+    n, m = a.shape[1], a.shape[0]
+    points: list[np.ndarray] = []
+    for sign, level in ((1.0, up), (-1.0, down)):
+        ks = np.flatnonzero(level > 0)
+        if len(ks) < 2:
+            continue
+        t = len(ks)
+        idx = np.arange(t)
+        link = sp.csr_matrix(
+            (
+                np.r_[level[ks] / scale, -sign * np.ones(t)],
+                (np.r_[idx, idx], np.r_[n + idx, jj[ks]]),
+            ),
+            shape=(t, n + t),
+        )
+        full = sp.vstack([sp.hstack([a, sp.csr_matrix((m, t))]), link]).tocsr()
+        h = new_highs(
+            full,
+            np.r_[row_lower / scale, np.full(t, -np.inf)],
+            np.r_[row_upper / scale, -sign * start[jj[ks]] / scale],
+            np.r_[col_lower / scale, np.full(t, -np.inf)],
+            np.r_[col_upper / scale, np.ones(t)],
+            np.r_[np.zeros(n), np.ones(t)],
+        )
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        open_ = np.ones(t, dtype=bool)
+        for _ in range(max_rounds):
+            if solve(h) != _ST.kOptimal:
+                break
+            x = np.asarray(h.getSolution().col_value)[:n] * scale
+            points.append(x)
+            moved = sign * (x[jj[ks]] - start[jj[ks]])
+            done = open_ & (moved >= level[ks] * (1.0 - 1e-9))
+            open_ &= ~done
+            if not open_.any() or done.sum() < max(2, 0.02 * t):
+                break
+            off = (n + np.flatnonzero(~open_)).astype(np.int32)
+            h.changeColsCost(len(off), off, np.zeros(len(off)))
+    return points
+
+
 def _check_block(
     h: highspy.Highs,
     cols: np.ndarray,
@@ -152,6 +256,7 @@ def _check_block(
     lo: np.ndarray,
     hi: np.ndarray,
     scale: float = 1.0,
+    seeds: list[np.ndarray] | None = None,
 ) -> None:
     """Prove or refute each wanted unknown's requirement, solving as few LPs as possible.
 
@@ -163,6 +268,9 @@ def _check_block(
     need_lo, need_hi, need_width, start = need
     seen_lo = start[cols].astype(float).copy()
     seen_hi = seen_lo.copy()
+    for x in seeds or []:
+        np.maximum(seen_hi, x, out=seen_hi)
+        np.minimum(seen_lo, x, out=seen_lo)
     n = len(cols)
     for jj, j in enumerate(cols):
         if not want[j]:
@@ -267,7 +375,18 @@ def feasibility_intervals(
         s = lp_scale(rl, ru, cl, cu)
         h = new_highs(sub, rl / s, ru / s, cl / s, cu / s)
         if need is not None:
-            _check_block(h, cols, want, need, lo, hi, s)
+            seeds = None
+            if want[cols].sum() >= _COVER_FROM:
+                need_lo, need_hi, need_width, start = need
+                jj = np.flatnonzero(want[cols])
+                j = cols[jj]
+                base = start[j]
+                width = need_width[j]
+                up = np.where(np.isfinite(need_hi[j]), need_hi[j] - base, 0.0)
+                down = np.where(np.isfinite(need_lo[j]), base - need_lo[j], 0.0)
+                up = np.where((up <= 0) & (down <= 0), width, up)  # only a width asked
+                seeds = cover_points(sub, rl, ru, cl, cu, jj, up, down, start[cols], s)
+            _check_block(h, cols, want, need, lo, hi, s, seeds)
             continue
         for jj, j in enumerate(cols):
             if want[j]:

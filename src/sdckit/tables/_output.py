@@ -24,13 +24,18 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ColumnError, DataError, ParameterError, VerificationError
+from sdckit.tables._status import STATUS_NAMES
 
 if TYPE_CHECKING:
     from sdckit.tables.table import Table
 
-__all__ = ["internal_frame", "published_frame", "refuse_unprotected", "write_table"]
-
-STATUS_NAMES = np.array(["safe", "primary", "secondary", "empty", "protected"])
+__all__ = [
+    "STATUS_NAMES",
+    "internal_frame",
+    "published_frame",
+    "refuse_unprotected",
+    "write_table",
+]
 
 
 def _codes(table: Table) -> dict[str, Any]:
@@ -82,9 +87,9 @@ def refuse_unprotected(table: Table, what: str) -> None:
     """
     verdict = table.protected
     if verdict is None and table.suppressed.any():
-        from sdckit.tables._audit import audit
+        from sdckit.tables._audit_core import lp_audit
 
-        verdict = audit(table, intervals="check").ok
+        verdict = lp_audit(table, intervals="check").ok
     if verdict is False:
         raise VerificationError(
             f"The suppression pattern does not protect every primary cell, so the {what} is "

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from enum import IntEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -27,19 +26,10 @@ from sdckit._validation import check_choice
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._build import frame_cells, microdata_cells
 from sdckit.tables._output import internal_frame, published_frame, write_table
+from sdckit.tables._status import CellStatus
 from sdckit.tables.hierarchy import Hierarchy
 
 __all__ = ["CellStatus", "Table"]
-
-
-class CellStatus(IntEnum):
-    """Status of a cell: published (safe), suppressed (primary, secondary), empty, protected."""
-
-    SAFE = 0
-    PRIMARY = 1
-    SECONDARY = 2
-    EMPTY = 3
-    PROTECTED = 4
 
 
 @dataclass(frozen=True, repr=False, eq=False)

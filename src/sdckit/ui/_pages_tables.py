@@ -10,8 +10,8 @@ from fastapi.responses import Response
 
 from sdckit.errors import ParameterError, SdcError
 from sdckit.protection import get_method, registry
-from sdckit.ui._app import form_dict, redirect, render, sdc_message, start_task
 from sdckit.ui._forms import FormError, attach_error, fields_for, method_names, parse_fields
+from sdckit.ui._render import form_dict, redirect, render, sdc_message, start_task
 from sdckit.ui._tables import hierarchy_text, parse_hierarchy, safe_stem
 from sdckit.ui._workspace import Workspace
 
@@ -193,7 +193,7 @@ async def protect(request: Request) -> Response:
     fields = fields_for(cls)
     try:
         params = parse_fields(fields, form)
-        from sdckit.ui import _jobs
+        import sdckit.ui._jobs as _jobs
 
         _jobs.table_method(name, params)
         if ws.tables.marked is None:

@@ -58,6 +58,7 @@ class UIServer:
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind((LOOPBACK, int(port)))
+        self.socket.listen(128)  # connections wait from now on, before uvicorn serves
         self.port = self.socket.getsockname()[1]
         self._server: Any = None
         self._thread: threading.Thread | None = None

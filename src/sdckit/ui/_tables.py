@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+import sdckit.ui._jobs as _jobs
 from sdckit.errors import ParameterError
-from sdckit.ui import _jobs
 from sdckit.ui._tasks import run_in_process
 from sdckit.ui._toml import dumps, same_document
 

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+import sdckit.ui._jobs as _jobs
 from sdckit.errors import DataError, ParameterError, SdcError
 from sdckit.microdata import Microdata
 from sdckit.protection import registry
-from sdckit.ui import _jobs
 from sdckit.ui._session import UISession
 from sdckit.ui._tables import TableState
 from sdckit.ui._tasks import Cancelled, TaskManager, run_in_process
@@ -135,8 +135,7 @@ class Workspace:
         self.household_id = "new"
         self.order = "shuffled"
         self.target: dict[str, Any] = {"k": 3}
-        self._frame: pl.DataFrame | None = None
-        self._frame_key: str | None = None
+        self._csv_text: pl.DataFrame | None = None
         self.session: UISession | None = None
         self.steps: list[dict[str, Any]] = []
         self.redo_stack: list[tuple[dict[str, Any], Any]] = []
@@ -172,7 +171,7 @@ class Workspace:
         """Read ``source`` (a task) and replace the open file."""
         from sdckit.io import read_data
 
-        progress("Reading the file", 0, 2)
+        progress("Reading the file", 0, 3)
         if source.kind == "demo":
             from sdckit.datasets import load_demo
 
@@ -185,7 +184,20 @@ class Workspace:
             )
         if frame.height == 0 or frame.width == 0:
             raise DataError("The file has no records or no columns.")
-        progress("Counting the levels of each column", 1, 2)
+        text = None
+        if source.is_csv:
+            # the columns a job may read as text (codes such as 007), read as text once now,
+            # so that assigning the roles does not read the file again
+            progress("Reading the number columns as text too", 1, 3)
+            numbers = [c for c in frame.columns if frame.schema[c] != pl.String]
+            if numbers:
+                text = read_data(
+                    source.path,  # type: ignore[arg-type]
+                    format=source.format,
+                    na_values=list(source.na_values) if source.na_values is not None else None,
+                    text_columns=numbers,
+                ).select(numbers)
+        progress("Counting the levels of each column", 2, 3)
         counts = frame.select(
             [pl.col(c).n_unique().alias(f"u{i}") for i, c in enumerate(frame.columns)]
             + [pl.col(c).null_count().alias(f"m{i}") for i, c in enumerate(frame.columns)]
@@ -201,10 +213,11 @@ class Workspace:
             )
             for i, c in enumerate(frame.columns)
         ]
-        progress("Done", 2, 2)
+        progress("Done", 3, 3)
         with self.lock:
             self.reset_data()
             self.source, self.raw, self.columns = source, frame, info
+            self._csv_text = text
             self.title = f"Protection of {source.name}"
 
     def save_upload(self, filename: str, chunks: Any) -> Path:
@@ -275,20 +288,32 @@ class Workspace:
             roles["household_level"] = list(household_level)
         return roles
 
+    @staticmethod
+    def text_columns(roles: dict[str, Any], numeric_keys: list[str]) -> list[str]:
+        """The columns a job with these roles reads from a CSV file as text (the rule of
+        ``[input]`` in docs/job-files.md: key, linked, household-level and identifier columns,
+        unless they are numeric variables, the weight or listed in ``numeric_keys``)."""
+        coded: list[str] = []
+        for role in ("keys", "linked", "household_level", "identifiers"):
+            value = roles.get(role) or []
+            coded += [value] if isinstance(value, str) else [c for c in value if isinstance(c, str)]
+        weight = roles.get("weight")
+        numeric = (
+            set(numeric_keys) | set(roles.get("numeric") or []) | ({weight} if weight else set())
+        )
+        return [c for c in dict.fromkeys(coded) if c not in numeric]
+
     def _frame_for(self, roles: dict[str, Any], numeric_keys: list[str]) -> pl.DataFrame:
-        """The file as a job with these roles reads it (CSV: key columns as text)."""
-        assert_source = self.source
-        if assert_source is None or self.raw is None:
+        """The file as a job with these roles reads it (CSV: those columns as text, taken from
+        the text read made when the file was opened; the export checks the equality)."""
+        source = self.source
+        if source is None or self.raw is None:
             raise DataError("Open a file first.")
-        if not assert_source.is_csv:
+        text = getattr(self, "_csv_text", None)
+        if not source.is_csv or text is None:
             return self.raw
-        names = ("keys", "linked", "household_level", "identifiers", "numeric", "weight")
-        relevant = {k: roles.get(k) for k in names}
-        key = repr((assert_source.input_spec(numeric_keys), sorted(relevant.items())))
-        if key != self._frame_key or self._frame is None:
-            self._frame = _jobs.read_input(assert_source.input_spec(numeric_keys), roles)
-            self._frame_key = key
-        return self._frame
+        wanted = [c for c in self.text_columns(roles, numeric_keys) if c in text.columns]
+        return self.raw.with_columns([text.get_column(c) for c in wanted])
 
     def check_roles(self, roles: dict[str, Any], numeric_keys: list[str]) -> dict[str, Any]:
         """Validate a ``[roles]`` table as a job does; return Microdata's keyword arguments."""

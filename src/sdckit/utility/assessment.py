@@ -52,10 +52,13 @@ class UtilityAssessment:
         labels = {
             "sse_sst_pct": "SSE/SST of numeric variables (%)",
             "il1s": "IL1s of numeric variables",
-            "share_keys_changed": "share of key values changed (fraction)",
+            "share_keys_changed": "share of key values changed (%)",
             "key_values_suppressed": "key values suppressed",
         }
-        rows: list[tuple[str, Any]] = [(labels[k], v) for k, v in self.figures().items()]
+        shown = {  # shares in percent, as everywhere else
+            k: 100.0 * v if k == "share_keys_changed" else v for k, v in self.figures().items()
+        }
+        rows: list[tuple[str, Any]] = [(labels[k], v) for k, v in shown.items()]
         notes = [] if self.aligned else ["the files have different records: no comparison"]
         return Summary("Information loss", rows, notes)
 

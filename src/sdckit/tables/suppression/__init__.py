@@ -6,17 +6,20 @@ Each method is a :class:`~sdckit.tables.TableMethod` (:class:`OptimalSuppression
 """
 
 from sdckit.tables.suppression._common import SuppressionResult
+from sdckit.tables.suppression.gauss import GaussSuppression, suppress_gauss
 from sdckit.tables.suppression.hypercube import HypercubeSuppression, suppress_hypercube
 from sdckit.tables.suppression.modular import ModularSuppression, suppress_modular
 from sdckit.tables.suppression.optimal import OptimalSuppression, suppress_optimal
 from sdckit.tables.suppression.repair import repair_suppression
 
 __all__ = [
+    "GaussSuppression",
     "HypercubeSuppression",
     "ModularSuppression",
     "OptimalSuppression",
     "SuppressionResult",
     "repair_suppression",
+    "suppress_gauss",
     "suppress_hypercube",
     "suppress_modular",
     "suppress_optimal",

@@ -29,7 +29,7 @@ from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
 from sdckit.protection import Instance, Options, Param
 from sdckit.tables._audit import AuditResult, audit
-from sdckit.tables._lp import lp_scale, new_highs
+from sdckit.tables._lp import feasibility_intervals, lp_scale, new_highs, solve
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -38,10 +38,12 @@ __all__ = [
     "candidates",
     "cell_costs",
     "contract_table",
+    "protect_paths",
     "protect_with_lp",
     "repair",
     "requirements",
     "search_costs",
+    "under_protected",
 ]
 
 _OPTIMAL = highspy.HighsModelStatus.kOptimal
@@ -240,12 +242,39 @@ def protect_with_lp(
     ``suppressed`` (positions in ``cells``); ``moves`` (if given) receives, per position, the
     largest absolute deviation any of the protecting moves uses.
     """
+    ub_all, lb_all = capacities(table)
+    return protect_paths(
+        matrix,
+        ub_all[cells],
+        lb_all[cells],
+        cost[cells].astype(float),
+        suppressed,
+        allowed,
+        table.values[cells] == 0,
+        targets,
+        moves,
+    )
+
+
+def protect_paths(
+    matrix: sp.csr_matrix,
+    ub: np.ndarray,
+    lb: np.ndarray,
+    c_cells: np.ndarray,
+    suppressed: np.ndarray,
+    allowed: np.ndarray,
+    zero: np.ndarray,
+    targets: list[tuple[int, float]],
+    moves: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`protect_with_lp` on arrays: room up ``ub`` and down ``lb``, costs ``c_cells``.
+
+    ``zero`` marks the zero-valued cells (used only where nothing else protects).
+    """
     suppressed = suppressed.copy()
-    n = len(cells)
+    n = len(c_cells)
     if not targets:
         return suppressed
-    ub_all, lb_all = capacities(table)
-    ub, lb = ub_all[cells], lb_all[cells]
     # scaled units: the largest move is about 1000 (HiGHS tolerances are absolute)
     s = lp_scale(np.array([amount for _, amount in targets]))
     room = 1e6  # no cell needs to move more than 1000 times the largest protecting move
@@ -254,14 +283,13 @@ def protect_with_lp(
     minus_hi = np.where(usable, np.minimum(lb / s, room), 0.0)
     a = sp.hstack([matrix, -matrix]).tocsr()
     zeros = np.zeros(matrix.shape[0])
-    c_cells = cost[cells].astype(float)
     top = float(c_cells[usable & ~suppressed].max(initial=0.0))
     unit_cost = c_cells / top if top > 0 else np.ones(n)
     positive = unit_cost[(unit_cost > 0) & usable & ~suppressed]
     free = 1e-6 * (float(positive.min()) if positive.size else 1.0)
     unit = np.where(suppressed, free, unit_cost)
     c = np.r_[unit, unit]
-    zero_new = allowed & ~suppressed & (table.values[cells] == 0)
+    zero_new = allowed & ~suppressed & zero
     every = np.arange(2 * n, dtype=np.int32)
     h = None
     for pos, amount in targets:
@@ -276,16 +304,15 @@ def protect_with_lp(
             hi[pos] = 0.0
         if h is None:
             h = new_highs(a, zeros, zeros, lo, hi, c)
-        solved = False
+        status = None
         if zero_new.any():
             # first without the zero-valued cells: they are used only where nothing else works
             h.changeColsBounds(2 * n, every, lo, np.where(np.r_[zero_new, zero_new], 0.0, hi))
-            h.run()
-            solved = h.getModelStatus() == _OPTIMAL
-        if not solved:
+            status = solve(h)
+        if status != _OPTIMAL:
             h.changeColsBounds(2 * n, every, lo, hi)
-            h.run()
-        if h.getModelStatus() != _OPTIMAL:
+            status = solve(h)
+        if status != _OPTIMAL:
             continue  # cannot be protected this way (too little room): leave it to the audit
         x = np.asarray(h.getSolution().col_value)
         size = np.abs(x[:n] - x[n:]) * s
@@ -354,7 +381,8 @@ def repair(
             break
         added += int(fresh.sum())
         table = table.suppress(fresh)
-        bad = audit(table, intervals="check").under_protected
+        # more suppressions never narrow an interval: only the primaries short before can be
+        bad = under_protected(table, bad)
     if not len(bad):
         return table, added, True
     impossible = unprotectable(table, candidates(table))
@@ -368,6 +396,36 @@ def repair(
         stacklevel=3,
     )
     return table, added, False
+
+
+def under_protected(table: Table, among: np.ndarray) -> np.ndarray:
+    """The primaries of ``among`` that the LP audit finds under-protected (as ``audit``).
+
+    The audit's linear programs (in deviations, scaled, each requirement decided exactly),
+    restricted to the given primaries: after suppressing more cells only the primaries that
+    were short before can still be, since more suppressions never narrow an interval.
+    """
+    cells = np.flatnonzero(table.suppressed)
+    targets = np.flatnonzero(np.isin(cells, among) & table.primary[cells])
+    if not len(targets):
+        return np.zeros(0, dtype=np.int64)
+    m = table.constraint_matrix
+    a = table.values[cells]
+    lb = np.minimum(table.lower_bounds[cells], a)
+    ub = np.maximum(table.upper_bounds[cells], a)
+    tol = 1e-6
+    eps = tol * (1.0 + np.abs(a))
+    up, low, sl = table.upper[cells], table.lower[cells], table.sliding[cells]
+    zeros = np.zeros(m.shape[0])
+    requirement = (-low, up, np.maximum(sl, 2.0 * eps), np.zeros(len(cells)))
+    d_lo, d_hi = feasibility_intervals(
+        m[:, cells], zeros, zeros, lb - a, ub - a, targets=targets, need=requirement
+    )
+    lo, hi = (a + d_lo)[targets], (a + d_hi)[targets]
+    a, eps = a[targets], eps[targets]
+    up, low, sl = up[targets], low[targets], sl[targets]
+    ok = (hi >= a + up - eps) & (lo <= a - low + eps) & (hi - lo >= sl - eps) & (hi - lo > eps)
+    return cells[targets][~ok]
 
 
 def repair_within_limit(

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from sdckit.tables.table import Table
 
-__all__ = ["local_relations", "subtables"]
+__all__ = ["local_relations", "shared_upward", "subtables"]
 
 
 def subtables(table: Table) -> list[np.ndarray]:
@@ -50,3 +50,20 @@ def local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
     return sp.csr_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n)
     )
+
+
+def shared_upward(table: Table, cells: np.ndarray) -> np.ndarray:
+    """Cells of a sub-table that also lie in a sub-table above it (processed before it).
+
+    Position 0 in dimension ``d`` is the sub-table's parent ``p_d``; unless ``p_d`` is the
+    root, those cells are children of ``parent(p_d)`` in a sub-table higher up.  Shaped like
+    ``cells``.
+    """
+    top = table.node_index[int(cells.flat[0])]
+    mask = np.zeros(cells.shape, dtype=bool)
+    for d in range(cells.ndim):
+        if top[d] != 0:
+            index = [slice(None)] * cells.ndim
+            index[d] = 0
+            mask[tuple(index)] = True
+    return mask

@@ -35,7 +35,14 @@ from sdckit.tables.suppression._common import (
     requirements,
     search_costs,
 )
-from sdckit.tables.suppression._subtables import local_relations, subtables
+from sdckit.tables.suppression._solver import (
+    Hopeless,
+    Problem,
+    SolverTrouble,
+    _Separator,
+    solve_problem,
+)
+from sdckit.tables.suppression._subtables import local_relations, shared_upward, subtables
 from sdckit.tables.table import Table
 
 __all__ = ["ModularSuppression", "suppress_modular"]
@@ -68,12 +75,86 @@ def _local_failures(
     return pos, ok, hi - lo
 
 
+def _protect(
+    table: Table,
+    cells: np.ndarray,
+    supp: np.ndarray,
+    usable: np.ndarray,
+    cost: np.ndarray,
+    need: np.ndarray,
+    bad: np.ndarray,
+    *,
+    exact: bool,
+    time_limit: float | None,
+    want_moves: bool,
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """New local pattern protecting the failing positions ``bad`` of one sub-table.
+
+    The joined cheapest paths (one min-cost LP per failing cell and direction) give a pattern
+    that, with ``exact``, starts the exact solver of the sub-table (the optimal method's MILP
+    with attacker cuts on the sub-table's relations), which returns the cheapest protecting
+    pattern (or the best found within ``time_limit``).
+    """
+    flat = cells.ravel()
+    r = local_relations(cells.shape)
+    targets: list[tuple[int, float]] = []
+    for q in bad.tolist():
+        want_up = max(need[0, q], need[2, q] - need[1, q])
+        if want_up > 0:
+            targets.append((int(q), float(want_up)))
+        if need[1, q] > 0:
+            targets.append((int(q), -float(need[1, q])))
+    moves = np.zeros(len(flat))
+    if not exact:
+        heuristic = protect_with_lp(
+            table, r, flat, supp, usable, _spread(cost, flat, table.n_cells), targets, moves
+        )
+        return heuristic, moves, {"subtable_heuristic": 1}
+    info: dict[str, int] = {}
+    ub, lb = capacities(table)
+    problem = Problem(
+        matrix=r,
+        ub=ub[flat],
+        lb=lb[flat],
+        cost=cost,
+        fixed=supp.copy(),
+        cand=usable & ~supp,
+        cells=bad.astype(np.int64),
+        up=need[0, bad],
+        low=need[1, bad],
+        sl=need[2, bad],
+        size=np.abs(table.values[flat]),
+        zero=table.values[flat] == 0,
+    )
+    try:
+        out = solve_problem(problem, time_limit=time_limit, improve=False)
+    except (Hopeless, SolverTrouble):
+        heuristic = protect_with_lp(
+            table, r, flat, supp, usable, _spread(cost, flat, table.n_cells), targets, moves
+        )
+        return heuristic, moves, {"subtable_heuristic": 1}
+    info["subtable_milp"] = 1
+    info["subtable_proven"] = int(out.optimal)
+    if want_moves:
+        moves = np.zeros(len(flat))
+        _Separator(problem).run(out.pattern.astype(float), fractional=False, moves=moves)
+    return out.pattern, moves, info
+
+
+def _spread(local: np.ndarray, flat: np.ndarray, n: int) -> np.ndarray:
+    full = np.zeros(n)
+    full[flat] = local
+    return full
+
+
 class ModularSuppression(TableMethod):
     """Secondary suppression for large hierarchical tables by sub-table decomposition.
 
     The table is split into its non-hierarchical sub-tables, processed top-down: each one is
-    audited by LP and every cell that fails gets the cheapest protection the attacker LP
-    allows; suppressions propagate to the sub-tables sharing the cell (HiTaS-like, M11.5).
+    audited by LP and, where cells fail, protected by its cheapest pattern (a small MILP with
+    attacker cuts on the sub-table); suppressions propagate to the sub-tables sharing the cell
+    (HiTaS-like, M11.5).  Cells that a sub-table shares with one above it (its marginals below
+    the grand total) cost ``marginal_penalty`` times more.
 
     Parameters
     ----------
@@ -93,6 +174,12 @@ class ModularSuppression(TableMethod):
         A cell that moves by ``d`` to protect a primary in one sub-table must be able to move
         by ``d`` in every other sub-table that holds it; off, the other sub-tables only keep it
         from exact disclosure.
+    exact : bool, default True
+        Protect each failing sub-table with its cheapest pattern: the optimal method's MILP
+        with attacker cuts on the sub-table's own relations, started from the joined cheapest
+        paths (one min-cost LP per cell and direction), which alone are used when off.
+    subtable_time_limit : float, optional, default 10
+        Seconds allowed for the exact protection of one sub-table (then its best pattern).
 
     Examples
     --------
@@ -128,6 +215,14 @@ class ModularSuppression(TableMethod):
         "propagate": Param(
             Boolean(), help="a cell's move in one sub-table must be possible in all others"
         ),
+        "exact": Param(
+            Boolean(), help="protect each sub-table with its cheapest pattern (a small MILP)"
+        ),
+        "subtable_time_limit": Param(
+            Real(minimum=0, min_open=True),
+            None,
+            help="seconds allowed for the exact protection of one sub-table",
+        ),
     }
 
     def __init__(
@@ -139,6 +234,8 @@ class ModularSuppression(TableMethod):
         repair_limit: int = 250_000,
         marginal_penalty: float = 10.0,
         propagate: bool = False,
+        exact: bool = True,
+        subtable_time_limit: float | None = 10.0,
     ) -> None:
         self.cost = cost
         self.max_passes = max_passes
@@ -146,6 +243,8 @@ class ModularSuppression(TableMethod):
         self.repair_limit = repair_limit
         self.marginal_penalty = marginal_penalty
         self.propagate = propagate
+        self.exact = exact
+        self.subtable_time_limit = subtable_time_limit
 
     def apply(self, table: Table) -> SuppressionResult:
         """Protect the primaries of ``table`` sub-table by sub-table.
@@ -181,7 +280,7 @@ class ModularSuppression(TableMethod):
         audits = 0
         failing = 0
         passes = 0
-        scratch_cost = w_search.copy()
+        stats: dict[str, int] = {}
         is_secondary = np.zeros(table.n_cells, dtype=bool)
         passed: dict[int, tuple[int, float]] = {}
         for _ in range(max_passes):
@@ -208,33 +307,21 @@ class ModularSuppression(TableMethod):
                     passed[s_id] = signature
                     continue
                 failing += 1
-                marginal = np.zeros(cells.shape, dtype=bool)
-                for d in range(cells.ndim):
-                    index = [slice(None)] * cells.ndim
-                    index[d] = 0
-                    marginal[tuple(index)] = True
-                scratch_cost[flat] = w_search[flat] * np.where(
-                    marginal.ravel(), marginal_penalty, 1.0
-                )
-                targets: list[tuple[int, float]] = []
-                for p in pos[~ok]:
-                    want_up = max(local_need[0, p], local_need[2, p] - local_need[1, p])
-                    if want_up > 0:
-                        targets.append((int(p), float(want_up)))
-                    if local_need[1, p] > 0:
-                        targets.append((int(p), -float(local_need[1, p])))
-                moves = np.zeros(len(flat))
-                new_local = protect_with_lp(
+                extra = np.where(shared_upward(table, cells).ravel(), marginal_penalty, 1.0)
+                new_local, moves, info = _protect(
                     table,
-                    local_relations(cells.shape),
-                    flat,
+                    cells,
                     local_supp,
                     usable[flat],
-                    scratch_cost,
-                    targets,
-                    moves,
+                    w_search[flat] * extra,
+                    local_need,
+                    pos[~ok],
+                    exact=self.exact,
+                    time_limit=self.subtable_time_limit,
+                    want_moves=self.propagate,
                 )
-                scratch_cost[flat] = w_search[flat]
+                for key, value in info.items():
+                    stats[key] = stats.get(key, 0) + value
                 if self.propagate:
                     # the cells that move must be able to move as far in their other sub-tables
                     grow = flat[moves > 0]
@@ -279,6 +366,7 @@ class ModularSuppression(TableMethod):
             subtable_audits=audits,
             subtables_failing=failing,
             repaired=repaired,
+            **stats,
         )
 
     @classmethod
@@ -296,6 +384,8 @@ def suppress_modular(
     repair_limit: int = 250_000,
     marginal_penalty: float = 10.0,
     propagate: bool = False,
+    exact: bool = True,
+    subtable_time_limit: float | None = 10.0,
 ) -> SuppressionResult:
     """Secondary suppression for large hierarchical tables by sub-table decomposition.
 
@@ -322,6 +412,11 @@ def suppress_modular(
         by ``d`` in every other sub-table that holds it (so that the sub-tables' moves combine
         into a move of the whole table); off, the other sub-tables only keep it from exact
         disclosure.
+    exact : bool, default True
+        Protect each failing sub-table with its cheapest pattern (a small MILP with attacker
+        cuts); off, with the joined cheapest paths.
+    subtable_time_limit : float, optional, default 10
+        Seconds allowed for the exact protection of one sub-table.
 
     Returns
     -------
@@ -346,4 +441,6 @@ def suppress_modular(
         repair_limit=repair_limit,
         marginal_penalty=marginal_penalty,
         propagate=propagate,
+        exact=exact,
+        subtable_time_limit=subtable_time_limit,
     ).apply(table)

@@ -1,0 +1,215 @@
+"""The LP audit of a suppression pattern (the attacker problem, methods.md M11.2): the kernel.
+
+:func:`sdckit.tables.audit` adds the integer-aware and union audits to it; this module sits
+below :class:`~sdckit.tables.Table` (which audits a pattern of unknown status before it writes
+a published table) and needs no other part of the package.
+
+For every suppressed cell the audit finds the feasibility interval ``[min, max]`` an intruder can
+derive from the published cells, the additivity relations and the a priori bounds (non-negative
+values by default; optionally integer values), and checks it against the protection levels the
+sensitivity rules require.  It works on any pattern, also one made by another tool: mark the
+suppressed cells with :meth:`Table.suppress` (and the primaries with levels by
+:func:`~sdckit.tables.apply_rules` or :class:`~sdckit.tables.MarkedCells`).
+
+The linear programs are solved in deviations from the true values (``z = a + d`` with
+``M_S d = 0``), so that rounding in the published totals (weighted tables, values in the
+millions) cannot make them inconsistent, and scaled by a power of two (see
+:mod:`sdckit.tables._lp`); the integer audit works on the values themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+
+from sdckit._results import Summary
+from sdckit._validation import check_choice, check_real
+from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables._status import STATUS_NAMES, CellStatus
+
+if TYPE_CHECKING:
+    from sdckit.tables.table import Table
+
+__all__ = ["AuditResult", "lp_audit", "singleton_violations"]
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """Feasibility intervals of the suppressed cells and whether they are wide enough.
+
+    Attributes
+    ----------
+    table : Table
+        The audited table, with its verdict recorded (``table.protected`` equals :attr:`ok`), so
+        that a pattern that passes can be written as a published table.
+    cells : numpy.ndarray
+        Cell numbers of the suppressed cells (primary and secondary).
+    minimum, maximum : numpy.ndarray
+        Feasibility interval of each suppressed cell.
+    protected : numpy.ndarray
+        True where the interval meets the required upper, lower and sliding levels and the cell
+        is not disclosed exactly (checked for primaries; always True for secondaries that are
+        not required to be protected).
+    exact : numpy.ndarray
+        True where the interval has (numerically) zero width: the cell is disclosed exactly.
+    integer : bool
+        Whether the intervals assume integer cell values.
+    intervals : {"exact", "check"}
+        How the intervals were computed: exactly, or as inner approximations that only decide
+        the verdicts (``audit(..., intervals="check")``).
+    """
+
+    table: Table
+    cells: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    protected: np.ndarray
+    exact: np.ndarray
+    integer: bool = False
+    intervals: str = "exact"
+
+    @property
+    def ok(self) -> bool:
+        """True when every suppressed cell meets its required protection."""
+        return bool(self.protected.all())
+
+    @property
+    def under_protected(self) -> np.ndarray:
+        """Cell numbers whose interval is too narrow (or exact)."""
+        return self.cells[~self.protected]
+
+    @property
+    def disclosed(self) -> np.ndarray:
+        """Cell numbers disclosed exactly (interval of zero width)."""
+        return self.cells[self.exact]
+
+    def interval(self, cell: int) -> tuple[float, float]:
+        """The feasibility interval of one suppressed cell."""
+        pos = np.flatnonzero(self.cells == cell)
+        if not len(pos):
+            raise KeyError("that cell is not suppressed")
+        return float(self.minimum[pos[0]]), float(self.maximum[pos[0]])
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per suppressed cell: codes, status, value, interval, levels, verdict."""
+        t = self.table
+        base = t.to_frame().select(list(t.dimensions))[self.cells.tolist()]
+        return base.with_columns(
+            pl.Series("cell", self.cells),
+            pl.Series("status", STATUS_NAMES[t.status[self.cells]]),
+            pl.Series("value", t.values[self.cells]),
+            pl.Series("minimum", self.minimum),
+            pl.Series("maximum", self.maximum),
+            pl.Series("upper_level", t.upper[self.cells]),
+            pl.Series("lower_level", t.lower[self.cells]),
+            pl.Series("sliding_level", t.sliding[self.cells]),
+            pl.Series("exact", self.exact),
+            pl.Series("protected", self.protected),
+        )
+
+    def summary(self) -> Summary:
+        """Counts of audited, exactly disclosed and under-protected cells."""
+        primary = self.table.status[self.cells] == CellStatus.PRIMARY
+        rows = [
+            ("suppressed cells", len(self.cells)),
+            ("primary cells", int(primary.sum())),
+            ("disclosed exactly", int(self.exact.sum())),
+            ("primaries disclosed exactly", int((self.exact & primary).sum())),
+            ("under-protected cells", int((~self.protected).sum())),
+            ("integer", self.integer),
+        ]
+        return Summary("Audit of the suppression pattern", rows)
+
+
+def lp_audit(
+    table: Table,
+    *,
+    integer: bool = False,
+    tolerance: float = 1e-6,
+    check_secondary: bool = False,
+    primaries_only: bool = False,
+    intervals: str = "exact",
+) -> AuditResult:
+    """The LP part of :func:`sdckit.tables.audit` (same parameters but the extra audits)."""
+    tol = check_real(tolerance, "tolerance", minimum=0)
+    check_choice(intervals, "intervals", ("exact", "check"))
+    cells = np.flatnonzero(table.suppressed)
+    if len(cells) == 0:
+        empty = np.zeros(0)
+        return AuditResult(
+            table.with_verdict(True),
+            cells,
+            empty,
+            empty,
+            np.zeros(0, bool),
+            np.zeros(0, bool),
+            integer,
+            intervals,
+        )
+    m = table.constraint_matrix
+    a = table.values[cells]
+    # a priori bounds that exclude the true value are widened to it (as the methods do)
+    lb = np.minimum(table.lower_bounds[cells], a)
+    ub = np.maximum(table.upper_bounds[cells], a)
+    primary_cells = table.status[cells] == CellStatus.PRIMARY
+    only_primaries = primaries_only or (intervals == "check" and not check_secondary)
+    targets = np.flatnonzero(primary_cells) if only_primaries else None
+    if integer:
+        # integer values: the model in the values themselves (counts add up exactly)
+        published = np.ones(table.n_cells, dtype=bool)
+        published[cells] = False
+        rhs = -(m[:, published] @ table.values[published])
+        lo, hi = feasibility_intervals(m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets)
+    else:
+        # deviations d = z - a: M_S d = 0 holds exactly, whatever the rounding of the totals
+        zeros = np.zeros(m.shape[0])
+        requirement = None
+        if intervals == "check":
+            tiny = tol * (1.0 + np.abs(a)) * 2.0
+            requirement = (
+                np.where(primary_cells, -table.lower[cells], np.inf),
+                np.where(primary_cells, table.upper[cells], -np.inf),
+                np.where(primary_cells, np.maximum(table.sliding[cells], tiny), tiny),
+                np.zeros(len(cells)),
+            )
+        d_lo, d_hi = feasibility_intervals(
+            m[:, cells],
+            zeros,
+            zeros,
+            lb - a,
+            ub - a,
+            targets=targets,
+            need=requirement,
+        )
+        lo, hi = a + d_lo, a + d_hi
+    eps = tol * (1.0 + np.abs(a))
+    exact = (hi - lo) <= eps  # NaN (not computed) compares False
+    need = (
+        (hi >= a + table.upper[cells] - eps)
+        & (lo <= a - table.lower[cells] + eps)
+        & (hi - lo >= table.sliding[cells] - eps)
+        & ~exact
+    )
+    protected = np.where(primary_cells, need, ~exact if check_secondary else True)
+    ok = bool(protected.all())
+    mode = "exact" if integer else intervals
+    return AuditResult(table.with_verdict(ok), cells, lo, hi, protected, exact, integer, mode)
+
+
+def singleton_violations(table: Table) -> np.ndarray:
+    """Relations where a single-contributor primary is protected by only one other cell.
+
+    Returns the row numbers of :attr:`Table.constraint_matrix` with exactly two suppressed
+    cells, both primary and at least one of them with one contributor: each of the two
+    respondents could compute the other's value.
+    """
+    m = table.constraint_matrix.tocoo()
+    supp = table.suppressed[m.col]
+    single = (table.n_contributors[m.col] == 1) & table.primary[m.col]
+    n_supp = np.bincount(m.row[supp], minlength=m.shape[0])
+    n_prim = np.bincount(m.row[table.primary[m.col]], minlength=m.shape[0])
+    n_single = np.bincount(m.row[single], minlength=m.shape[0])
+    return np.flatnonzero((n_supp == 2) & (n_prim == 2) & (n_single >= 1))

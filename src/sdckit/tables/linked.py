@@ -1,0 +1,605 @@
+"""Linked tables: several tables from one microdata file, protected and audited together.
+
+Tables built from the same records share cells: region x sex and region x age both hold the
+region margin (every region at the total of the other variable) and the grand total.  A cell of
+one table is *common* with a cell of another when both have the same code in every variable the
+two tables share and the total in every other variable; common cells have the same value and
+contributions, so they are one cell of the linked problem.
+
+:class:`LinkedTables` numbers the distinct cells, maps each table's cells onto them and builds
+the combined relation system (the union of the tables' additivity relations, as a sparse matrix
+over the distinct cells, duplicate relations removed).  Then:
+
+* :meth:`LinkedTables.apply_rules` marks the primaries of every table and makes the common
+  cells agree (a cell primary in one table is primary in all, with the largest levels);
+* :meth:`LinkedTables.protect` runs a secondary-suppression method (any of sdckit's, which
+  work on one :class:`Table`) by the iterative scheme tau-ARGUS uses for linked tables: protect
+  each table in turn with every suppression found so far forced on it (a common cell suppressed
+  in one table is suppressed in all), repeat until a pass adds nothing; then audit the combined
+  system, and when a primary is under-protected there (the tables leak through their common
+  cells) add the cheapest cells that protect it on the combined system (the LP heuristic of the
+  repair) and iterate again;
+* :meth:`LinkedTables.audit` is the LP audit over the combined system: an intruder who sees all
+  the published tables at once.
+
+A pattern can pass each table's audit and fail the joint one: a common margin cell suppressed
+in table 1 to protect a primary may be the sum of published cells in table 2.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import polars as pl
+import scipy.sparse as sp
+
+from sdckit._results import Summary
+from sdckit._validation import check_int, check_real
+from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables.table import CellStatus, Table
+
+__all__ = ["LinkedAudit", "LinkedProtection", "LinkedTables"]
+
+_TOTAL = -1  # the code id of "at the total" (or "not a dimension of this table")
+
+
+@dataclass(frozen=True, eq=False)
+class LinkedAudit:
+    """The joint LP audit of linked tables.
+
+    Attributes
+    ----------
+    cells : numpy.ndarray
+        Distinct cell numbers (see :attr:`LinkedTables.cell_map`) of the suppressed cells.
+    minimum, maximum : numpy.ndarray
+        Feasibility interval of each, from every table's published cells at once.
+    protected : numpy.ndarray
+        True where the requirement of a primary is met (always True for secondaries unless
+        ``check_secondary``).
+    exact : numpy.ndarray
+        True where the interval has zero width.
+    locations : tuple of list
+        For each audited cell, its ``(table index, cell number)`` in every table holding it.
+    """
+
+    cells: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    protected: np.ndarray
+    exact: np.ndarray
+    locations: tuple[list[tuple[int, int]], ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when every primary is protected in the combined system."""
+        return bool(self.protected.all())
+
+    @property
+    def under_protected(self) -> list[tuple[int, int]]:
+        """``(table index, cell number)`` of each under-protected cell (its first table)."""
+        return [self.locations[k][0] for k in np.flatnonzero(~self.protected)]
+
+    def interval(self, table: int, cell: int, linked: LinkedTables) -> tuple[float, float]:
+        """The joint interval of ``cell`` of table ``table``."""
+        gid = int(linked.cell_map[table][cell])
+        pos = np.flatnonzero(self.cells == gid)
+        if not len(pos):
+            raise KeyError("that cell is not suppressed")
+        return float(self.minimum[pos[0]]), float(self.maximum[pos[0]])
+
+    def summary(self) -> Summary:
+        """Counts of audited, exactly disclosed and under-protected distinct cells."""
+        return Summary(
+            "Joint audit of linked tables",
+            [
+                ("suppressed distinct cells", len(self.cells)),
+                ("disclosed exactly", int(self.exact.sum())),
+                ("under-protected cells", int((~self.protected).sum())),
+            ],
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class LinkedProtection:
+    """The result of :meth:`LinkedTables.protect`.
+
+    Attributes
+    ----------
+    linked : LinkedTables
+        The tables with primary and secondary suppressions (common cells agree).
+    audit : LinkedAudit
+        The joint audit of the final pattern.
+    rounds : int
+        Rounds of the scheme (a round protects every table once, then audits jointly).
+    joint_repairs : int
+        Cells added by the combined-system repair (leaks between tables).
+    seconds : float
+    """
+
+    linked: LinkedTables
+    audit: LinkedAudit
+    rounds: int
+    joint_repairs: int
+    seconds: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def protected(self) -> bool:
+        """True when the joint audit finds every primary protected."""
+        return self.audit.ok
+
+    @property
+    def tables(self) -> tuple[Table, ...]:
+        """The protected tables, each with the joint verdict recorded."""
+        return tuple(t.with_verdict(self.audit.ok) for t in self.linked.tables)
+
+    def summary(self) -> Summary:
+        """Suppressions, rounds and the joint verdict."""
+        lk = self.linked
+        status = lk.status
+        return Summary(
+            "Secondary suppression of linked tables",
+            [
+                ("tables", len(lk.tables)),
+                ("distinct cells", lk.n_distinct),
+                ("common cells", len(lk.common_cells)),
+                ("primary suppressions (distinct)", int((status == CellStatus.PRIMARY).sum())),
+                ("secondary suppressions (distinct)", int((status == CellStatus.SECONDARY).sum())),
+                ("rounds", self.rounds),
+                ("cells added by the joint repair", self.joint_repairs),
+                ("protected (joint audit)", self.protected),
+                ("seconds", self.seconds),
+            ],
+        )
+
+
+def _rank(status: np.ndarray) -> np.ndarray:
+    """Priority of a status when the tables' copies of a cell are merged."""
+    order = np.zeros(max(CellStatus) + 1, dtype=np.int64)
+    order[CellStatus.SAFE] = 0
+    order[CellStatus.EMPTY] = 1
+    order[CellStatus.PROTECTED] = 2
+    order[CellStatus.SECONDARY] = 3
+    order[CellStatus.PRIMARY] = 4
+    return order[status]
+
+
+class LinkedTables:
+    """Tables from one microdata file with their common cells identified.
+
+    Parameters
+    ----------
+    tables : sequence of Table
+        Tables built from the same records (:meth:`from_microdata` builds them).  A variable
+        that appears in several tables must have the same hierarchy in each.
+
+    Raises
+    ------
+    DataError
+        Common cells (same codes on the shared variables, totals elsewhere) differ in value:
+        the tables do not come from the same records.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"region": ["a", "a", "b", "b", "b"], "sex": ["m", "f", "m", "f", "f"],
+    ...                    "age": ["y", "o", "o", "y", "y"]})
+    >>> lk = LinkedTables.from_microdata(df, [["region", "sex"], ["region", "age"]])
+    >>> lk.n_distinct, len(lk.common_cells)  # 9 + 9 cells, the region margin (3) shared
+    (15, 3)
+    """
+
+    def __init__(self, tables: Sequence[Table]) -> None:
+        tables = tuple(tables)
+        if len(tables) < 2 or not all(isinstance(t, Table) for t in tables):
+            raise ParameterError("LinkedTables needs at least two Table objects.")
+        self.tables: tuple[Table, ...] = tables
+        self._index()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_microdata(
+        cls,
+        data: Any,
+        dimensions: Sequence[Sequence[str]],
+        value: str | None = None,
+        *,
+        hierarchies: Mapping[str, Any] | None = None,
+        weight: str | None = None,
+        n_top: int = 3,
+        missing: str = "error",
+    ) -> LinkedTables:
+        """Build one table per list of dimensions from the same records.
+
+        Parameters
+        ----------
+        data : DataFrame or Microdata
+        dimensions : list of lists of str
+            The spanning variables of each table.
+        value, weight, n_top : as for :meth:`Table.from_microdata`
+        hierarchies : dict, optional
+            ``variable -> hierarchy``, used for that variable in every table.
+        missing : {"error", "category"}
+            Missing codes (``"drop"`` would leave different records out of different tables,
+            so that their common cells would differ).
+        """
+        if missing == "drop":
+            raise ParameterError(
+                'LinkedTables cannot use missing = "drop": each table would leave out other '
+                'records and the common cells would differ; use "category" or "error".'
+            )
+        if isinstance(dimensions, str) or not dimensions:
+            raise ParameterError(
+                "The 'dimensions' parameter needs one list of variables per table."
+            )
+        hier = dict(hierarchies or {})
+        tables = []
+        for dims in dimensions:
+            if isinstance(dims, str):
+                raise ParameterError(
+                    "Each entry of 'dimensions' must be a list of variables (one table)."
+                )
+            spec = {d: hier.get(d) for d in dims}
+            tables.append(
+                Table.from_microdata(data, spec, value, weight=weight, n_top=n_top, missing=missing)
+            )
+        return cls(tables)
+
+    def _index(self) -> None:
+        variables: list[str] = []
+        hier: dict[str, Any] = {}
+        for k, t in enumerate(self.tables):
+            for d, h in zip(t.dimensions, t.hierarchies, strict=True):
+                if d in hier:
+                    if hier[d].codes != h.codes or not np.array_equal(hier[d].parent, h.parent):
+                        raise ParameterError(
+                            f"The variable {d!r} has different hierarchies in table {k} and an "
+                            "earlier table; linked tables need one hierarchy per variable."
+                        )
+                else:
+                    hier[d] = h
+                    variables.append(d)
+        self.variables: tuple[str, ...] = tuple(variables)
+        keys = []
+        for t in self.tables:
+            key = np.full((t.n_cells, len(variables)), _TOTAL, dtype=np.int64)
+            for d in t.dimensions:
+                nodes = t.node_index[:, t.dimensions.index(d)]
+                key[:, variables.index(d)] = np.where(nodes == 0, _TOTAL, nodes)
+            keys.append(key)
+        stacked = np.vstack(keys)
+        _, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        self.n_distinct: int = int(inverse.max()) + 1
+        bounds = np.cumsum([0] + [t.n_cells for t in self.tables])
+        self.cell_map: tuple[np.ndarray, ...] = tuple(
+            inverse[bounds[k] : bounds[k + 1]] for k in range(len(self.tables))
+        )
+        # the distinct cells' values, bounds and contributors (checked to agree)
+        values = np.full(self.n_distinct, np.nan)
+        lower = np.full(self.n_distinct, -np.inf)
+        upper = np.full(self.n_distinct, np.inf)
+        contrib = np.full(self.n_distinct, -1, dtype=np.int64)
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            seen = ~np.isnan(values[ids])
+            scale = 1e-6 * (1.0 + np.abs(t.values))
+            if np.any(seen & (np.abs(values[ids] - t.values) > scale)):
+                raise DataError(
+                    "Two linked tables disagree on a common cell (same codes on the shared "
+                    "variables, totals elsewhere); build them from the same records "
+                    "(LinkedTables.from_microdata)."
+                )
+            values[ids] = t.values
+            np.maximum.at(lower, ids, t.lower_bounds)
+            np.minimum.at(upper, ids, t.upper_bounds)
+            np.maximum.at(contrib, ids, t.n_contributors)
+        self.values: np.ndarray = values
+        self.lower_bounds: np.ndarray = lower
+        self.upper_bounds: np.ndarray = upper
+        self.n_contributors: np.ndarray = contrib
+        counts = np.bincount(np.concatenate(self.cell_map), minlength=self.n_distinct)
+        self._copies = counts
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def common_cells(self) -> list[list[tuple[int, int]]]:
+        """Every distinct cell held by two or more tables, as ``(table, cell)`` pairs."""
+        where: dict[int, list[tuple[int, int]]] = {}
+        for k, ids in enumerate(self.cell_map):
+            for c in np.flatnonzero(self._copies[ids] > 1).tolist():
+                where.setdefault(int(ids[c]), []).append((k, c))
+        return [where[g] for g in sorted(where)]
+
+    @property
+    def constraint_matrix(self) -> sp.csr_matrix:
+        """The combined relations over the distinct cells (duplicates removed)."""
+        blocks = []
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            m = t.constraint_matrix.tocoo()
+            blocks.append(
+                sp.csr_matrix((m.data, (m.row, ids[m.col])), shape=(m.shape[0], self.n_distinct))
+            )
+        combined = sp.vstack(blocks).tocsr()
+        combined.sort_indices()
+        seen: set[tuple[bytes, bytes]] = set()
+        keep = []
+        for r in range(combined.shape[0]):
+            lo, hi = combined.indptr[r], combined.indptr[r + 1]
+            key = (combined.indices[lo:hi].tobytes(), combined.data[lo:hi].tobytes())
+            if key not in seen:
+                seen.add(key)
+                keep.append(r)
+        return combined[keep]
+
+    def _merged(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Status and levels of the distinct cells, merged over the tables."""
+        n = self.n_distinct
+        rank = np.full(n, -1, dtype=np.int64)
+        status = np.zeros(n, dtype=np.int8)
+        up, low, sl = np.zeros(n), np.zeros(n), np.zeros(n)
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            r = _rank(t.status)
+            better = r > rank[ids]
+            # several copies in one table cannot differ (they are one cell of that table)
+            rank[ids[better]] = r[better]
+            status[ids[better]] = t.status[better]
+            np.maximum.at(up, ids, t.upper)
+            np.maximum.at(low, ids, t.lower)
+            np.maximum.at(sl, ids, t.sliding)
+        prot = np.zeros(n, dtype=bool)
+        supp = np.zeros(n, dtype=bool)
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            prot[ids[t.status == CellStatus.PROTECTED]] = True
+            supp[ids[t.suppressed]] = True
+        if np.any(prot & supp):
+            raise ParameterError(
+                "A common cell is frozen (protected) in one linked table and suppressed in "
+                "another; unfreeze it (or give it a high cost instead of freezing it)."
+            )
+        return status, up, low, sl
+
+    @property
+    def status(self) -> np.ndarray:
+        """:class:`CellStatus` of each distinct cell (primary if primary in any table, ...)."""
+        return self._merged()[0]
+
+    @property
+    def consistent(self) -> bool:
+        """True when every common cell is suppressed in all its tables or in none."""
+        supp = np.zeros(self.n_distinct, dtype=np.int64)
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            np.add.at(supp, ids, t.suppressed.astype(np.int64))
+        return bool(np.all((supp == 0) | (supp == self._copies)))
+
+    def synced(self) -> LinkedTables:
+        """The tables with the merged status and levels of every common cell."""
+        status, up, low, sl = self._merged()
+        tables = []
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            tables.append(
+                t.with_status(status=status[ids], upper=up[ids], lower=low[ids], sliding=sl[ids])
+            )
+        return self.with_tables(tables)
+
+    def with_tables(self, tables: Sequence[Table]) -> LinkedTables:
+        """The same linked structure with other versions (status) of the same tables."""
+        tables = tuple(tables)
+        if len(tables) != len(self.tables) or any(
+            a.shape != b.shape or a.dimensions != b.dimensions
+            for a, b in zip(tables, self.tables, strict=True)
+        ):
+            raise ParameterError("with_tables needs the same tables (same dimensions and shapes).")
+        new = object.__new__(LinkedTables)
+        new.__dict__.update(self.__dict__)
+        new.tables = tables
+        return new
+
+    # ------------------------------------------------------------------ protection
+    def apply_rules(self, rules: Any) -> LinkedTables:
+        """Mark the primaries of every table by ``rules`` and make common cells agree."""
+        from sdckit.tables.rules import apply_rules
+
+        return self.with_tables([apply_rules(t, rules) for t in self.tables]).synced()
+
+    def audit(self, *, tolerance: float = 1e-6, check_secondary: bool = False) -> LinkedAudit:
+        """The LP audit over the combined relation system (all tables published at once).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from sdckit.tables import MinFrequency
+        >>> df = pl.DataFrame({"r": list("aaaabbbb"), "s": list("mfmfmfff"),
+        ...                    "g": list("xyxyyxyx")})
+        >>> lk = LinkedTables.from_microdata(df, [["r", "s"], ["r", "g"]])
+        >>> lk.audit().ok  # nothing suppressed
+        True
+        """
+        tol = check_real(tolerance, "tolerance", minimum=0)
+        status, up, low, sl = self._merged()
+        supp = (status == CellStatus.PRIMARY) | (status == CellStatus.SECONDARY)
+        cells = np.flatnonzero(supp)
+        locations = self._locations(cells)
+        if not len(cells):
+            empty = np.zeros(0)
+            no = np.zeros(0, dtype=bool)
+            return LinkedAudit(cells, empty, empty, no, no, locations)
+        m = self.constraint_matrix[:, cells]
+        a = self.values[cells]
+        lb = np.minimum(self.lower_bounds[cells], a)
+        ub = np.maximum(self.upper_bounds[cells], a)
+        zeros = np.zeros(m.shape[0])
+        d_lo, d_hi = feasibility_intervals(m, zeros, zeros, lb - a, ub - a)
+        lo, hi = a + d_lo, a + d_hi
+        eps = tol * (1.0 + np.abs(a))
+        exact = (hi - lo) <= eps
+        prim = status[cells] == CellStatus.PRIMARY
+        need = (
+            (hi >= a + up[cells] - eps)
+            & (lo <= a - low[cells] + eps)
+            & (hi - lo >= sl[cells] - eps)
+            & ~exact
+        )
+        protected = np.where(prim, need, ~exact if check_secondary else True)
+        return LinkedAudit(cells, lo, hi, protected, exact, locations)
+
+    def _locations(self, cells: np.ndarray) -> tuple[list[tuple[int, int]], ...]:
+        where: dict[int, list[tuple[int, int]]] = {int(c): [] for c in cells}
+        for k, ids in enumerate(self.cell_map):
+            mask = np.isin(ids, cells)
+            for c in np.flatnonzero(mask).tolist():
+                where[int(ids[c])].append((k, c))
+        return tuple(where[int(c)] for c in cells)
+
+    def protect(
+        self, method: Any = None, *, max_rounds: int = 10, cost: Any = "value"
+    ) -> LinkedProtection:
+        """Secondary suppression of the linked tables by the iterative scheme (module doc).
+
+        Parameters
+        ----------
+        method : TableMethod, optional
+            A secondary-suppression method (default :class:`HypercubeSuppression`), applied to
+            each table in turn with the suppressions found so far forced on it.
+        max_rounds : int, default 10
+            Rounds of (protect every table, audit jointly, repair jointly).
+        cost : {"value", "unity", "contributors"}
+            Cost of a cell in the joint repair.
+
+        Raises
+        ------
+        InfeasibleError
+            The joint audit still finds an under-protected primary after ``max_rounds`` (or
+            the repair finds nothing to add).
+        """
+        from sdckit.tables.suppression import HypercubeSuppression
+
+        start = time.perf_counter()
+        max_rounds = check_int(max_rounds, "max_rounds", minimum=1)
+        if method is None:
+            method = HypercubeSuppression()
+        if getattr(method, "kind", None) != "suppression":
+            raise ParameterError(
+                "The 'method' of LinkedTables.protect must be a secondary-suppression method "
+                "(HypercubeSuppression, ModularSuppression, OptimalSuppression)."
+            )
+        current = self.synced()
+        repairs = 0
+        passes = 0
+        joint = current.audit()
+        rounds = 0
+        for rounds in range(1, max_rounds + 1):  # noqa: B007 - the count is reported
+            changed = True
+            while changed and passes < 10 * max_rounds:
+                changed = False
+                passes += 1
+                for k in range(len(current.tables)):
+                    t = current.tables[k]
+                    if not t.primary.any() and not t.suppressed.any():
+                        continue
+                    out = method.apply(t).table
+                    if np.any(out.suppressed & ~t.suppressed):
+                        changed = True
+                    tables = list(current.tables)
+                    tables[k] = out
+                    current = current.with_tables(tables).synced()
+            joint = current.audit()
+            if joint.ok:
+                break
+            current, added = current._joint_repair(joint, cost)
+            if not added:
+                break
+            repairs += added
+        if not joint.ok:
+            bad = joint.under_protected
+            named = "; ".join(
+                f"table {k}: {current.tables[k].cell_position(c)}" for k, c in bad[:3]
+            )
+            raise InfeasibleError(
+                f"{len(bad)} primary cell(s) of the linked tables stay under-protected in the "
+                f"joint audit ({named}); raise max_rounds, use the optimal method, or protect "
+                "the tables with fewer common cells frozen."
+            )
+        return LinkedProtection(
+            current, joint, rounds, repairs, time.perf_counter() - start, {"passes": passes}
+        )
+
+    def _joint_repair(self, joint: LinkedAudit, cost: Any) -> tuple[LinkedTables, int]:
+        """Suppress the cheapest cells that protect the jointly under-protected primaries."""
+        from sdckit.tables.suppression._common import protect_with_lp, search_costs
+
+        status, up, low, sl = self._merged()
+        n = self.n_distinct
+        if isinstance(cost, str) and cost not in ("value", "unity", "contributors"):
+            raise ParameterError('The \'cost\' must be "value", "unity" or "contributors".')
+        if cost == "unity":
+            w = np.ones(n)
+        elif cost == "contributors":
+            w = np.maximum(self.n_contributors, 0).astype(float) + 1e-3
+        else:
+            w = np.abs(self.values) + 1e-3
+        like = SimpleNamespace(
+            values=self.values,
+            status=status,
+            upper_bounds=self.upper_bounds,
+            lower_bounds=self.lower_bounds,
+        )
+        w = search_costs(like, w)  # type: ignore[arg-type]
+        ubcap = np.maximum(self.upper_bounds - self.values, 0.0)
+        lbcap = np.maximum(self.values - self.lower_bounds, 0.0)
+        targets: list[tuple[int, float]] = []
+        for k in np.flatnonzero(~joint.protected):
+            c = int(joint.cells[k])
+            need_up = min(max(up[c], sl[c] - min(low[c], lbcap[c])), ubcap[c])
+            if need_up <= 0:
+                need_up = min(1e-3 * (1.0 + abs(self.values[c])), ubcap[c])
+            if need_up > 0:
+                targets.append((c, float(need_up)))
+            if low[c] > 0:
+                targets.append((c, -float(min(low[c], lbcap[c]))))
+        supp = (status == CellStatus.PRIMARY) | (status == CellStatus.SECONDARY)
+        allowed = status == CellStatus.SAFE
+        new = protect_with_lp(
+            like,  # type: ignore[arg-type]
+            self.constraint_matrix,
+            np.arange(n),
+            supp,
+            allowed,
+            w,
+            targets,
+        )
+        fresh = new & ~supp
+        if not fresh.any():
+            return self, 0
+        tables = []
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            tables.append(t.suppress(fresh[ids] & ~t.suppressed) if fresh[ids].any() else t)
+        return self.with_tables(tables).synced(), int(fresh.sum())
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per (table, cell): table index, cell number, distinct cell, status."""
+        parts = []
+        for k, (t, ids) in enumerate(zip(self.tables, self.cell_map, strict=True)):
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "table": np.full(t.n_cells, k),
+                        "cell": np.arange(t.n_cells),
+                        "distinct_cell": ids,
+                        "common": self._copies[ids] > 1,
+                        "status": t.status,
+                    }
+                )
+            )
+        return pl.concat(parts)
+
+    def __repr__(self) -> str:
+        return (
+            f"LinkedTables(tables={len(self.tables)}, distinct_cells={self.n_distinct}, "
+            f"common_cells={int((self._copies > 1).sum())})"
+        )

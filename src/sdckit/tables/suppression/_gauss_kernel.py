@@ -1,0 +1,827 @@
+"""The numba kernel of secondary suppression by Gaussian elimination (see ``gauss.py``).
+
+The kernel keeps a basis of the *moves*: changes of the non-empty inner cells that leave every
+published cell unchanged.  Row ``i`` of the live matrix is a basis move, column ``c`` what the
+moves do to cell ``c`` (its linear functional on the moves).  At the start the moves are the
+unit changes of single inner cells (the rows of the model matrix ``X``).  A cell is computable
+from the published cells exactly when its column is zero; a respondent who knows his own
+single-contributor cells ``S`` computes cell ``b`` exactly when ``b``'s column lies in the span
+of the columns of ``S``.  Both statements hold in any basis of the moves.
+
+Publishing cell ``c`` keeps the moves that do not change ``c``: the rows ``j_1 .. j_k`` with a
+non-zero in column ``c`` (sorted by their last column, so that neighbours overlap) are replaced
+by the ``k - 1`` chained combinations ``x_{i-1} * row_{j_i} - x_i * row_{j_{i-1}}`` and row
+``j_1`` is dropped.  Neighbouring rows share most of their cells, so the combinations stay
+short (an elimination through one pivot row would copy that row into every other one).
+
+Checks before publishing ``c``:
+
+* R0 (a primary becomes computable: its column is proportional to ``c``'s), by comparing the
+  columns of the primaries in the shortest row of ``c`` with ``c``'s, before any update;
+* the singleton rules, after a tentative update of the rows (written out of place, with an
+  undo log of row blocks, counts and list heads): for every changed column, a primary
+  proportional to the column of a respondent's single cell, or in the span of the columns of
+  a respondent's several cells (small dense rank tests), and no combination of a respondent's
+  primary single-contributor cells computable from the published cells or by another
+  respondent.  A failed check undoes the update and suppresses ``c``.
+
+Storage (plain arrays): rows as sorted ``(column, value)`` blocks in the pool ``pc`` / ``pv``
+(``rs`` start, ``rl`` length, ``rcap`` capacity; a row that grows moves to the end of the pool,
+compaction reclaims the garbage); columns as lists of rows (``lp`` from ``cs``, ``cl``, plus a
+linked log ``lg_row`` / ``lg_next`` from ``chead`` for rows that gained the column later; stale
+entries are checked against the row on reading); ``cnt`` the exact number of non-zeros of
+every live column, with histograms of the counts of the primaries and of the respondents'
+cells, which let most checks stop at one comparison.
+
+Values are exact integers (``int64``; each new row is divided by the gcd of its entries; an
+entry reaching 2**31 sets a flag and the caller restarts in floating point) or ``float64`` with
+a relative tolerance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["ATT", "LIVE", "PRIM", "run_chunk"]
+
+# column flags
+LIVE = 1  # held in the rows (an undecided candidate, a primary or a respondent's cell)
+PRIM = 2  # a primary that must not be computable
+ATT = 4  # an unpublished single-contributor inner cell: its respondent knows its value
+
+# counters (ctr)
+C_PTOP = 0  # end of the used row pool
+C_LTOP = 1  # end of the used link log
+C_OVER = 2  # an integer entry reached the limit: restart in floating point
+C_STAMP = 3  # stamp counter
+C_STEPS = 4  # cells published with an update of the moves
+C_RGARB = 5  # garbage in the row pool
+C_BROKEN = 6  # frozen cells published although a singleton rule failed
+C_NATT = 7  # respondents' cells (attackers) alive
+C_NMULTI = 8  # respondents with several single-contributor cells
+C_WORK = 9  # work units (row entries merged)
+C_UNDO = 10  # tentative updates undone
+N_COUNTERS = 11
+
+# decisions
+PUBLISHED = 1  # published, the moves updated
+IN_SPAN = 2  # published, already computable from published cells
+SECONDARY = 3  # suppressed: it would make a primary computable
+SECONDARY_SINGLE = 4  # suppressed: a singleton rule (one respondent would compute a primary)
+FORCED_UNSAFE = 5  # a frozen cell published although it discloses a primary
+
+_LIMIT = 1 << 31
+
+
+@njit(cache=True, inline="always")
+def _find(pc, start, length, col):
+    lo = start
+    hi = start + length
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = pc[mid]
+        if v < col:
+            lo = mid + 1
+        elif v > col:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _gcd(a, b):
+    a = abs(a)
+    b = abs(b)
+    while b != 0:
+        a, b = b, a % b
+    return a
+
+
+@njit(cache=True, inline="always")
+def _nonzero(v, scale, exact, tol):
+    if exact:
+        return v != 0
+    return abs(v) > tol * scale
+
+
+@njit(cache=True, inline="always")
+def _next_stamp(ctr):
+    ctr[C_STAMP] += 1
+    return ctr[C_STAMP]
+
+
+@njit(cache=True, inline="always")
+def _set_cnt(col, new, cnt, flags, hist_p, hist_a):
+    f = flags[col]
+    if f & PRIM:
+        hist_p[cnt[col]] -= 1
+        hist_p[new] += 1
+    if f & ATT:
+        hist_a[cnt[col]] -= 1
+        hist_a[new] += 1
+    cnt[col] = new
+
+
+@njit(cache=True, inline="always")
+def _set_flags(col, new, cnt, flags, hist_p, hist_a, ctr):
+    f = flags[col]
+    if (f & PRIM) and not (new & PRIM):
+        hist_p[cnt[col]] -= 1
+    if (new & PRIM) and not (f & PRIM):
+        hist_p[cnt[col]] += 1
+    if (f & ATT) and not (new & ATT):
+        hist_a[cnt[col]] -= 1
+        ctr[C_NATT] -= 1
+    if (new & ATT) and not (f & ATT):
+        hist_a[cnt[col]] += 1
+        ctr[C_NATT] += 1
+    flags[col] = new
+
+
+@njit(cache=True)
+def _collect(c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, out_r, out_v):
+    """Rows holding column ``c`` (checked, de-duplicated) with their values."""
+    k = 0
+    for t in range(cs[c], cs[c] + cl[c]):
+        j = lp[t]
+        if ralive[j] and stamp[j] != tag:
+            idx = _find(pc, rs[j], rl[j], c)
+            if idx >= 0:
+                stamp[j] = tag
+                out_r[k] = j
+                out_v[k] = pv[idx]
+                k += 1
+    t = chead[c]
+    while t >= 0:
+        j = lg_row[t]
+        if ralive[j] and stamp[j] != tag:
+            idx = _find(pc, rs[j], rl[j], c)
+            if idx >= 0:
+                stamp[j] = tag
+                out_r[k] = j
+                out_v[k] = pv[idx]
+                k += 1
+        t = lg_next[t]
+    return k
+
+
+@njit(cache=True)
+def _proportional(q, rows, vals, n, rs, rl, pc, pv, exact, tol):
+    """Whether column ``q`` is proportional to the vector ``vals[:n]`` on ``rows[:n]``.
+
+    The caller has checked that ``q`` has exactly ``n`` non-zeros.
+    """
+    i0 = _find(pc, rs[rows[0]], rl[rows[0]], q)
+    if i0 < 0:
+        return False
+    x0 = pv[i0]
+    for i in range(1, n):
+        idx = _find(pc, rs[rows[i]], rl[rows[i]], q)
+        if idx < 0:
+            return False
+        lhs = pv[idx] * vals[0]
+        rhs = vals[i] * x0
+        if _nonzero(lhs - rhs, abs(lhs) + abs(rhs), exact, tol):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _merge(
+    j, cur_c, cur_v, n_c, alpha, prv_c, prv_v, n_p, beta, flags, cnt, hist_p, hist_a,
+    s_c, s_v, fills, exact, tol,
+):  # fmt: skip
+    """``alpha * cur - beta * prev`` (row ``j`` was ``cur``) into ``s_c``/``s_v``.
+
+    Updates the counts of the columns that row ``j`` gains or loses; the gained columns go to
+    ``fills``.  Returns (length, number of fills, overflow).
+    """
+    ia = 0
+    ib = 0
+    n = 0
+    nf = 0
+    while ia < n_c or ib < n_p:
+        ca = cur_c[ia] if ia < n_c else -1
+        cb = prv_c[ib] if ib < n_p else -1
+        if ca >= 0 and (flags[ca] & LIVE) == 0:
+            ia += 1
+            continue
+        if cb >= 0 and (flags[cb] & LIVE) == 0:
+            ib += 1
+            continue
+        if ca >= 0 and (cb < 0 or ca < cb):
+            s_c[n] = ca
+            s_v[n] = alpha * cur_v[ia]
+            n += 1
+            ia += 1
+        elif cb >= 0 and (ca < 0 or cb < ca):
+            s_c[n] = cb
+            s_v[n] = -beta * prv_v[ib]
+            n += 1
+            _set_cnt(cb, cnt[cb] + 1, cnt, flags, hist_p, hist_a)
+            fills[nf] = cb
+            nf += 1
+            ib += 1
+        else:
+            lhs = alpha * cur_v[ia]
+            rhs = beta * prv_v[ib]
+            v = lhs - rhs
+            if _nonzero(v, abs(lhs) + abs(rhs), exact, tol):
+                s_c[n] = ca
+                s_v[n] = v
+                n += 1
+            else:
+                _set_cnt(ca, cnt[ca] - 1, cnt, flags, hist_p, hist_a)
+            ia += 1
+            ib += 1
+    over = False
+    if n > 0:
+        if exact:
+            g = s_v[0] * 0
+            for t in range(n):
+                g = _gcd(g, s_v[t])
+                if g == 1:
+                    break
+            if g > 1:
+                for t in range(n):
+                    s_v[t] = s_v[t] // g
+            for t in range(n):
+                if abs(s_v[t]) >= _LIMIT:
+                    over = True
+                    break
+        else:
+            mx = 0.0
+            for t in range(n):
+                if abs(s_v[t]) > mx:
+                    mx = abs(s_v[t])
+            if mx > 0.0:
+                for t in range(n):
+                    s_v[t] = s_v[t] / mx
+    return n, nf, over
+
+
+@njit(cache=True)
+def _copy_row(j, rs, rl, pc, pv, flags, out_c, out_v):
+    n = 0
+    for t in range(rs[j], rs[j] + rl[j]):
+        col = pc[t]
+        if flags[col] & LIVE:
+            out_c[n] = col
+            out_v[n] = pv[t]
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _chain(
+    k, jr, jv, in_place,
+    rs, rl, rcap, ralive, pc, pv, chead, lg_row, lg_next,
+    flags, cnt, hist_p, hist_a, ctr,
+    prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol,
+):  # fmt: skip
+    """Replace rows ``jr[:k]`` (values ``jv`` in the published column) by chained combinations.
+
+    The caller has flagged the published column dead and made room in the pools.
+    """
+    ptop = ctr[C_PTOP]
+    ltop = ctr[C_LTOP]
+    n_p = _copy_row(jr[0], rs, rl, pc, pv, flags, prv_c, prv_v)
+    for t in range(n_p):
+        col = prv_c[t]
+        _set_cnt(col, cnt[col] - 1, cnt, flags, hist_p, hist_a)
+    ralive[jr[0]] = 0
+    ctr[C_RGARB] += rcap[jr[0]]
+    for i in range(1, k):
+        j = jr[i]
+        n_c = _copy_row(j, rs, rl, pc, pv, flags, cur_c, cur_v)
+        a = jv[i - 1]
+        b = jv[i]
+        if exact:
+            g = _gcd(a, b)
+            alpha = a // g
+            beta = b // g
+        else:
+            alpha = a
+            beta = b
+        n, nf, over = _merge(j, cur_c, cur_v, n_c, alpha, prv_c, prv_v, n_p, beta, flags, cnt, hist_p, hist_a, s_c, s_v, fills, exact, tol)
+        ctr[C_WORK] += n_c + n_p
+        if over:
+            ctr[C_OVER] = 1
+        if in_place and n <= rcap[j]:
+            start = rs[j]
+        else:
+            ctr[C_RGARB] += rcap[j]
+            start = ptop
+            cap = n + (n >> 2) + 2
+            ptop += cap
+            rcap[j] = cap
+            rs[j] = start
+        for t in range(n):
+            pc[start + t] = s_c[t]
+            pv[start + t] = s_v[t]
+        rl[j] = n
+        for t in range(nf):
+            col = fills[t]
+            lg_row[ltop] = j
+            lg_next[ltop] = chead[col]
+            chead[col] = ltop
+            ltop += 1
+        # the original row j is the next "previous" row
+        for t in range(n_c):
+            prv_c[t] = cur_c[t]
+            prv_v[t] = cur_v[t]
+        n_p = n_c
+    ctr[C_PTOP] = ptop
+    ctr[C_LTOP] = ltop
+    ctr[C_STEPS] += 1
+
+
+@njit(cache=True)
+def _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, extra):
+    m = rs.shape[0]
+    live = 0
+    for j in range(m):
+        if ralive[j]:
+            live += rl[j] + (rl[j] >> 2) + 2
+    size = live + (live >> 1) + extra + 1024
+    npc = np.empty(size, dtype=pc.dtype)
+    npv = np.empty(size, dtype=pv.dtype)
+    top = 0
+    for j in range(m):
+        if not ralive[j]:
+            rcap[j] = 0
+            continue
+        n = rl[j]
+        s = rs[j]
+        for t in range(n):
+            npc[top + t] = pc[s + t]
+            npv[top + t] = pv[s + t]
+        rs[j] = top
+        cap = n + (n >> 2) + 2
+        rcap[j] = cap
+        top += cap
+    ctr[C_PTOP] = top
+    ctr[C_RGARB] = 0
+    return npc, npv
+
+
+@njit(cache=True)
+def _compact_lists(
+    cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, stamp, ctr, extra_log
+):  # fmt: skip
+    """Rebuild every live column's list from its valid entries; empty the link log."""
+    n = cs.shape[0]
+    total = 0
+    for c in range(n):
+        if flags[c] & LIVE:
+            total += cl[c]
+            t = chead[c]
+            while t >= 0:
+                total += 1
+                t = lg_next[t]
+    nlp = np.empty(total + 1024, dtype=lp.dtype)
+    top = 0
+    for c in range(n):
+        if (flags[c] & LIVE) == 0:
+            cs[c] = top
+            cl[c] = 0
+            chead[c] = -1
+            continue
+        tag = _next_stamp(ctr)
+        start = top
+        for t in range(cs[c], cs[c] + cl[c]):
+            j = lp[t]
+            if ralive[j] and stamp[j] != tag and _find(pc, rs[j], rl[j], c) >= 0:
+                stamp[j] = tag
+                nlp[top] = j
+                top += 1
+        t = chead[c]
+        while t >= 0:
+            j = lg_row[t]
+            if ralive[j] and stamp[j] != tag and _find(pc, rs[j], rl[j], c) >= 0:
+                stamp[j] = tag
+                nlp[top] = j
+                top += 1
+            t = lg_next[t]
+        cs[c] = start
+        cl[c] = top - start
+        chead[c] = -1
+    size = max(lg_row.shape[0], extra_log + 1024)
+    nrow = np.empty(size, dtype=lg_row.dtype)
+    nnext = np.empty(size, dtype=lg_next.dtype)
+    ctr[C_LTOP] = 0
+    return nlp, nrow, nnext
+
+
+# --------------------------------------------------------------------------- rank tests
+@njit(cache=True)
+def _rank_of(
+    cols, n_cols, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
+    stamp, rmap, ctr, tol,
+):  # fmt: skip
+    """Rank of the columns ``cols[:n_cols]`` (a small dense elimination over their rows)."""
+    if n_cols == 0:
+        return 0
+    total = 0
+    for q in range(n_cols):
+        total += cnt[cols[q]]
+    wr = np.empty(total + 1, dtype=np.int64)
+    wv = np.empty(total + 1, dtype=pv.dtype)
+    starts = np.zeros(n_cols + 1, dtype=np.int64)
+    for q in range(n_cols):
+        sub = _next_stamp(ctr)
+        k = _collect(cols[q], cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, sub, wr[starts[q]:], wv[starts[q]:])
+        starts[q + 1] = starts[q] + k
+    rows_tag = _next_stamp(ctr)
+    nr = 0
+    for i in range(starts[n_cols]):
+        r = wr[i]
+        if rmap[r, 1] != rows_tag:
+            rmap[r, 1] = rows_tag
+            rmap[r, 0] = nr
+            nr += 1
+    if nr == 0:
+        return 0
+    dense = np.zeros((nr, n_cols))
+    for q in range(n_cols):
+        for i in range(starts[q], starts[q + 1]):
+            dense[rmap[wr[i], 0], q] = float(wv[i])
+    rank = 0
+    row = 0
+    for q in range(n_cols):
+        if row >= nr:
+            break
+        best = row
+        big = abs(dense[row, q])
+        for r in range(row + 1, nr):
+            if abs(dense[r, q]) > big:
+                big = abs(dense[r, q])
+                best = r
+        if big <= 1e-9:
+            continue
+        if best != row:
+            for x in range(n_cols):
+                tmp = dense[row, x]
+                dense[row, x] = dense[best, x]
+                dense[best, x] = tmp
+        for r in range(nr):
+            if r != row and dense[r, q] != 0.0:
+                f = dense[r, q] / dense[row, q]
+                for x in range(q, n_cols):
+                    dense[r, x] -= f * dense[row, x]
+        # keep the pivot row of unit size (the entries are small integers at the start)
+        piv = dense[row, q]
+        for x in range(q, n_cols):
+            dense[row, x] /= piv
+        row += 1
+        rank += 1
+    return rank
+
+
+@njit(cache=True)
+def _group_members(g, gptr, gcells, flags, prim_only, out):
+    n = 0
+    for t in range(gptr[g], gptr[g + 1]):
+        s = gcells[t]
+        if (flags[s] & ATT) and (not prim_only or (flags[s] & PRIM)):
+            out[n] = s
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _in_group_span(
+    b, g, gptr, gcells, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc,
+    pv, stamp, rmap, ctr, tol, tmp,
+):  # fmt: skip
+    """Whether column ``b`` lies in the span of respondent ``g``'s cells."""
+    n = _group_members(g, gptr, gcells, flags, False, tmp)
+    support = 0
+    for i in range(n):
+        support += cnt[tmp[i]]
+    if n == 0 or cnt[b] > support:
+        return False
+    r1 = _rank_of(tmp, n, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    tmp[n] = b
+    r2 = _rank_of(tmp, n + 1, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    return r2 == r1
+
+
+@njit(cache=True)
+def _group_safe(
+    g, other, gptr, gcells, gsize, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive,
+    rs, rl, pc, pv, stamp, rmap, ctr, tol, tmp,
+):  # fmt: skip
+    """Respondent ``g``'s primary cells: no combination is computable from the published
+    cells, nor by respondent ``other`` (-1: none) from his own cells."""
+    n = _group_members(g, gptr, gcells, flags, True, tmp)
+    if n == 0:
+        return True
+    if other < 0:
+        if gsize[g] < 2:
+            return True
+        return _rank_of(tmp, n, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol) == n
+    m = _group_members(other, gptr, gcells, flags, False, tmp[n:])
+    if m == 0:
+        return True
+    r_other = _rank_of(tmp[n:], m, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    r_both = _rank_of(tmp, n + m, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    return r_both == r_other + n
+
+
+@njit(cache=True)
+def _check_changed(
+    u_cols, n_u, forced,
+    cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
+    flags, cnt, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
+    ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol,
+):  # fmt: skip
+    """The singleton rules on the columns ``u_cols[:n_u]`` changed by a tentative update.
+
+    Returns the first violation (0: none; 1: a primary computable, 2: computable by one
+    respondent, 3: a respondent's cells computable).  With ``forced`` the scan goes on and the
+    violating primaries are marked unsafe.
+    """
+    found = 0
+    gtag = _next_stamp(ctr)
+    multi = ctr[C_NMULTI] > 0
+    for ii in range(n_u):
+        q = u_cols[ii]
+        f = flags[q]
+        if (f & LIVE) == 0:
+            continue
+        if f & PRIM:
+            code = 0
+            nq = cnt[q]
+            if nq == 0:
+                code = 1
+            elif hist_a[nq] > 0 or multi:
+                tag = _next_stamp(ctr)
+                n = _collect(q, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, tag, wr, wv)
+                if hist_a[nq] > 0:
+                    r0 = wr[0]
+                    for t in range(rs[r0], rs[r0] + rl[r0]):
+                        s = pc[t]
+                        if s == q or (flags[s] & ATT) == 0 or cnt[s] != n:
+                            continue
+                        g = cgrp[s]
+                        if gsize[g] != 1 or own[q] == g:
+                            continue
+                        if _proportional(s, wr, wv, n, rs, rl, pc, pv, exact, tol):
+                            code = 2
+                            break
+                if code == 0 and multi:
+                    # respondents with several cells whose cells share a row with q
+                    gsub = _next_stamp(ctr)
+                    for i in range(n):
+                        r = wr[i]
+                        for t in range(rs[r], rs[r] + rl[r]):
+                            s = pc[t]
+                            if (flags[s] & ATT) == 0:
+                                continue
+                            g = cgrp[s]
+                            if gsize[g] < 2 or own[q] == g or gseen2[g] == gsub:
+                                continue
+                            gseen2[g] = gsub
+                            if _in_group_span(q, g, gptr, gcells, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, rmap, ctr, tol, tmp):
+                                code = 2
+                                break
+                        if code:
+                            break
+            if code:
+                if not forced:
+                    return code
+                unsafe[q] = 1 if code == 1 else 2
+                _set_flags(q, flags[q] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
+                found = code
+        f = flags[q]
+        if (f & ATT) and (f & LIVE):
+            g = cgrp[q]
+            nq = cnt[q]
+            if gsize[g] == 1:
+                if nq > 0 and hist_p[nq] > 0:
+                    tag = _next_stamp(ctr)
+                    n = _collect(q, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, tag, wr, wv)
+                    r0 = wr[0]
+                    for t in range(rs[r0], rs[r0] + rl[r0]):
+                        b = pc[t]
+                        if b == q or (flags[b] & PRIM) == 0 or cnt[b] != n or own[b] == g:
+                            continue
+                        if _proportional(b, wr, wv, n, rs, rl, pc, pv, exact, tol):
+                            if not forced:
+                                return 2
+                            unsafe[b] = 2
+                            _set_flags(b, flags[b] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
+                            found = 2
+            if multi and gseen[g] != gtag:
+                gseen[g] = gtag
+                # groups to re-check: this respondent's, and those sharing rows with it
+                if not _group_safe(g, -1, gptr, gcells, gsize, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, rmap, ctr, tol, tmp):
+                    if not forced:
+                        return 3
+                    ctr[C_BROKEN] += 1
+                    found = 3
+                # every live cell of the respondent, not only the changed ones: a primary (or
+                # another respondent's cells) in the span of his cells shares a row with one
+                # of them, but not necessarily with one whose column changed
+                members = np.empty(gptr[g + 1] - gptr[g], dtype=np.int64)
+                n_m = _group_members(g, gptr, gcells, flags, False, members)
+                ptag = _next_stamp(ctr)
+                g1tag = _next_stamp(ctr)
+                gseen2[g] = g1tag
+                for mi in range(n_m):
+                    tag = _next_stamp(ctr)
+                    n = _collect(
+                        members[mi], cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
+                        stamp2, tag, wr, wv,
+                    )  # fmt: skip
+                    for i in range(n):
+                        r = wr[i]
+                        for t in range(rs[r], rs[r] + rl[r]):
+                            s = pc[t]
+                            fs = flags[s]
+                            if (fs & LIVE) == 0:
+                                continue
+                            if fs & ATT:
+                                g1 = cgrp[s]
+                                if gseen2[g1] != g1tag:
+                                    gseen2[g1] = g1tag
+                                    if gsize[g1] >= 2 or gsize[g] >= 2:
+                                        ok = _group_safe(
+                                            g, g1, gptr, gcells, gsize, flags, cnt, cs, cl, lp,
+                                            chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
+                                            stamp2, rmap, ctr, tol, tmp,
+                                        )  # fmt: skip
+                                        ok = ok and _group_safe(
+                                            g1, g, gptr, gcells, gsize, flags, cnt, cs, cl, lp,
+                                            chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
+                                            stamp2, rmap, ctr, tol, tmp,
+                                        )  # fmt: skip
+                                        if not ok:
+                                            if not forced:
+                                                return 3
+                                            ctr[C_BROKEN] += 1
+                                            found = 3
+                            if (fs & PRIM) and cstamp[s] != ptag:
+                                cstamp[s] = ptag
+                                if gsize[g] < 2 or own[s] == g:
+                                    continue
+                                if _in_group_span(
+                                    s, g, gptr, gcells, flags, cnt, cs, cl, lp, chead, lg_row,
+                                    lg_next, ralive, rs, rl, pc, pv, stamp2, rmap, ctr, tol, tmp,
+                                ):  # fmt: skip
+                                    if not forced:
+                                        return 2
+                                    unsafe[s] = 2
+                                    _set_flags(
+                                        s, flags[s] & ~PRIM, cnt, flags, hist_p, hist_a, ctr
+                                    )
+                                    found = 2
+    return found
+
+
+# --------------------------------------------------------------------------- the driver
+@njit(cache=True)
+def run_chunk(
+    order, kinds, lo, hi, decision, unsafe,
+    rs, rl, rcap, ralive, pc, pv,
+    cs, cl, lp, chead, lg_row, lg_next,
+    cnt, flags, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
+    ctr, stamp, stamp2, cstamp, rmap, gseen, gseen2,
+    jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
+    u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head,
+    wr, wv, tmp,
+    exact, tol,
+):  # fmt: skip
+    """Decide the cells ``order[lo:hi]`` (``kinds``: 0 candidate, 1 frozen: always published).
+
+    Returns the (possibly reallocated) arrays ``pc, pv, lp, lg_row, lg_next, prv_c, prv_v,
+    cur_c, cur_v, s_c, s_v, fills``.  Stops when an integer overflow is flagged.
+    """
+    for pos in range(lo, hi):
+        if ctr[C_OVER]:
+            break
+        c = order[pos]
+        forced = kinds[pos] == 1
+        if (flags[c] & LIVE) == 0:
+            decision[pos] = IN_SPAN
+            continue
+        tag = _next_stamp(ctr)
+        k = _collect(c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, jr, jv)
+        if k == 0:
+            decision[pos] = IN_SPAN
+            _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
+            continue
+        # R0: a primary whose column is proportional to c's (it has c's rows: look in one)
+        r_best = jr[0]
+        for i in range(k):
+            if rl[jr[i]] < rl[r_best]:
+                r_best = jr[i]
+        viol = 0
+        for t in range(rs[r_best], rs[r_best] + rl[r_best]):
+            b = pc[t]
+            if b == c or (flags[b] & PRIM) == 0 or cnt[b] != k:
+                continue
+            if _proportional(b, jr, jv, k, rs, rl, pc, pv, exact, tol):
+                viol = 1
+                if not forced:
+                    break
+                unsafe[b] = 1
+                _set_flags(b, flags[b] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
+        if viol and not forced:
+            decision[pos] = SECONDARY
+            if (flags[c] & ATT) == 0:
+                _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
+            continue
+        # neighbouring rows next to each other
+        for i in range(k):
+            j = jr[i]
+            keys[i] = pc[rs[j] + rl[j] - 1] if rl[j] > 0 else 0
+        idx = np.argsort(keys[:k])
+        for i in range(k):
+            keys[i] = jr[idx[i]]
+        for i in range(k):
+            jr[i] = keys[i]
+        tmpv = jv[:k].copy()
+        for i in range(k):
+            jv[i] = tmpv[idx[i]]
+        # room
+        need_rows = 0
+        need_log = 16
+        longest = 0
+        for i in range(k):
+            both = rl[jr[i]] + (rl[jr[i - 1]] if i > 0 else 0)
+            need_rows += both + (both >> 2) + 2
+            need_log += rl[jr[i - 1]] if i > 0 else 0
+            if both > longest:
+                longest = both
+        if ctr[C_RGARB] > (ctr[C_PTOP] >> 1) and ctr[C_PTOP] > (1 << 22):
+            pc, pv = _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, need_rows)
+        if ctr[C_PTOP] + need_rows > pc.shape[0]:
+            pc, pv = _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, need_rows)
+        if ctr[C_LTOP] + need_log > lg_row.shape[0]:
+            lp, lg_row, lg_next = _compact_lists(cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, stamp2, ctr, 2 * need_log + lg_row.shape[0] // 2)
+        if longest + 2 > s_c.shape[0]:
+            size = 2 * (longest + 2)
+            prv_c = np.empty(size, dtype=prv_c.dtype)
+            prv_v = np.empty(size, dtype=prv_v.dtype)
+            cur_c = np.empty(size, dtype=cur_c.dtype)
+            cur_v = np.empty(size, dtype=cur_v.dtype)
+            s_c = np.empty(size, dtype=s_c.dtype)
+            s_v = np.empty(size, dtype=s_v.dtype)
+            fills = np.empty(size, dtype=fills.dtype)
+        saved_flags_c = flags[c]
+        tentative = ctr[C_NATT] > 0
+        n_u = 0
+        if tentative:
+            utag = _next_stamp(ctr)
+            for i in range(k):
+                j = jr[i]
+                u_rs[i] = rs[j]
+                u_rl[i] = rl[j]
+                u_rcap[i] = rcap[j]
+                for t in range(rs[j], rs[j] + rl[j]):
+                    col = pc[t]
+                    if (flags[col] & LIVE) and cstamp[col] != utag:
+                        cstamp[col] = utag
+                        u_cols[n_u] = col
+                        u_cnt[n_u] = cnt[col]
+                        u_head[n_u] = chead[col]
+                        n_u += 1
+            saved_ltop = ctr[C_LTOP]
+            saved_ptop = ctr[C_PTOP]
+            saved_garb = ctr[C_RGARB]
+        _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
+        _chain(k, jr, jv, not tentative, rs, rl, rcap, ralive, pc, pv, chead, lg_row, lg_next, flags, cnt, hist_p, hist_a, ctr, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol)
+        res = 0
+        if tentative:
+            res = _check_changed(u_cols, n_u, forced, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, flags, cnt, own, cgrp, gsize, gptr, gcells, hist_p, hist_a, ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol)
+            if res and not forced:
+                for i in range(k):
+                    j = jr[i]
+                    rs[j] = u_rs[i]
+                    rl[j] = u_rl[i]
+                    rcap[j] = u_rcap[i]
+                    ralive[j] = 1
+                for i in range(n_u):
+                    col = u_cols[i]
+                    _set_cnt(col, u_cnt[i], cnt, flags, hist_p, hist_a)
+                    chead[col] = u_head[i]
+                ctr[C_LTOP] = saved_ltop
+                ctr[C_PTOP] = saved_ptop
+                ctr[C_RGARB] = saved_garb
+                ctr[C_STEPS] -= 1
+                ctr[C_UNDO] += 1
+                if saved_flags_c & ATT:
+                    _set_flags(c, saved_flags_c, cnt, flags, hist_p, hist_a, ctr)
+                decision[pos] = SECONDARY if res == 1 else SECONDARY_SINGLE
+                continue
+            # respondents' cells whose column became zero are computable: no private knowledge
+            for i in range(n_u):
+                col = u_cols[i]
+                if (flags[col] & ATT) and cnt[col] == 0 and (flags[col] & PRIM) == 0:
+                    _set_flags(col, 0, cnt, flags, hist_p, hist_a, ctr)
+        decision[pos] = FORCED_UNSAFE if (forced and (viol or res)) else PUBLISHED
+    return pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills

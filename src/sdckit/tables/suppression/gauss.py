@@ -1,0 +1,712 @@
+"""Secondary suppression by Gaussian elimination (Langsrud's method, as in GaussSuppression).
+
+The table is its model matrix ``X``: one row per non-empty inner cell, one column per cell,
+``X[i, c] = 1`` when inner cell ``i`` lies under cell ``c`` (the published value of ``c`` is
+``X[:, c] @ inner_values``).  A cell is computable from a set ``P`` of published cells exactly
+when its column lies in the span of the columns of ``P``.
+
+Algorithm (our implementation of the published method; the R code was read, not translated):
+
+1. Cells that are never suppressed (frozen cells, empty cells above a primary) are published
+   first, then the candidates (safe cells) in decreasing order of their cost of suppression
+   (ties: cells over more inner cells first), so that expensive cells are published and cheap
+   ones suppressed.  A candidate is published unless publishing it would make a primary
+   computable (or break a singleton rule below); then it becomes a secondary suppression.
+   Because the published span only grows and each addition was checked against every primary,
+   no primary is computable from the final pattern.
+2. The published span is kept as a Gaussian elimination: the live matrix is the Schur
+   complement of the published columns (rows that are not yet eliminated, columns of the
+   undecided candidates and of the primaries).  Publishing ``c`` pivots on one row of ``c``'s
+   current column (the shortest row of a cell with several contributors: few updates and
+   little fill-in); a primary ``b`` becomes computable exactly when its current column is
+   proportional to ``c``'s, which is checked before the update.  The pivot choice does not
+   change any decision (the span does not depend on it), only the work.
+3. Arithmetic is exact: the model matrix has small integer entries, every row operation is
+   ``a * row_j - b * row_p`` followed by division by the gcd of the row, so the entries stay
+   integers; if one ever reached 2**31 the elimination restarts in floating point with a
+   relative tolerance of 1e-9 (``details["arithmetic"]`` says which was used).
+
+Singletons and one respondent's cells (the singleton problem).  An inner cell with a single
+contributor is known to that respondent.  The rules enforced, for every primary ``b``:
+
+* R0: ``b`` is not computable from the published cells;
+* R1: ``b`` is not computable from the published cells together with the cells of any single
+  respondent (``b`` itself excepted when it is that respondent's own cells); without
+  ``contributors`` each single-contributor inner cell is its own respondent, with
+  ``contributors`` the cells of one respondent are one attacker;
+* R2: no combination of one respondent's cells that have several single-contributor cells is
+  published or computable by another respondent (a candidate whose remaining rows are all
+  such cells of at most two respondents is suppressed).
+
+R1 is kept exact by never pivoting on a single-contributor row while another row exists: the
+column of such a cell then stays a unit vector, and ``b`` is computable with respondent
+``g``'s knowledge exactly when ``b``'s current column lies on ``g``'s rows.  When a candidate's
+column lies on single-contributor rows only, the pivot is tentative: it is done, the changed
+columns are checked (including the eliminated cell's respondent, whose knowledge is now its
+current column) and undone when a rule fails.  This is at least as strong as GaussSuppression's
+defaults (``anySum`` for frequency tables, ``numttHTT`` for magnitude tables): a respondent's
+own cell combined with a suppressed cell never reveals another primary, whatever the order of
+the elimination; where GaussSuppression may miss a case after it pivots on a singleton row
+("problematic singletons"), the checks here still see it.
+
+The linear-algebra guarantee ignores bounds and protection levels.  Tables up to
+``repair_limit`` cells are then audited by LP (methods.md M11.2) with their protection levels;
+failing primaries get their cheapest protecting cells (the attacker LP) and the elimination is
+re-run with those cells forced, until the audit passes (or the LP repair adds the rest); a
+primary that no pattern can protect raises an InfeasibleError.
+
+``forced`` cells are always suppressed, ``hidden`` cells are never published (suppressed in
+the result, counted in ``details["hidden"]``) but need no protection, ``protected`` cells are
+never suppressed (published first; status PROTECTED in the result).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
+from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param
+from sdckit.tables._audit import audit
+from sdckit.tables._method import TableMethod
+from sdckit.tables.suppression import _gauss_kernel as K
+from sdckit.tables.suppression._common import (
+    COST_PARAM,
+    SuppressionResult,
+    candidates,
+    capacities,
+    cell_costs,
+    contract_table,
+    make_result,
+    protect_with_lp,
+    repair,
+    requirements,
+    search_costs,
+)
+from sdckit.tables.table import CellStatus, Table
+
+__all__ = ["GaussSuppression", "suppress_gauss"]
+
+_CELLS = Instance(
+    (np.ndarray, pl.Series, list, tuple), "cell numbers or a boolean mask, one entry per cell"
+)
+_IDS = Instance(
+    (np.ndarray, pl.Series, list, tuple), "one respondent number per cell (integers)"
+)
+_TOL = 1e-9
+
+
+# --------------------------------------------------------------------------- the model
+@dataclass
+class _Model:
+    """The model matrix of a table and the roles of its cells, ready for the kernel."""
+
+    m: int  # rows (non-empty inner cells)
+    n: int  # cells
+    row_cell: np.ndarray  # cell of each row
+    row_ptr: np.ndarray  # CSR of the rows (live cells only)
+    row_col: np.ndarray
+    col_ptr: np.ndarray  # CSC (rows of each cell)
+    col_row: np.ndarray
+    n_rows: np.ndarray  # rows under each cell
+    rgrp: np.ndarray  # respondent group of each single-contributor row (-1: other rows)
+    gsize: np.ndarray
+    own: np.ndarray  # the group all of a cell's rows belong to (-1: none)
+    cgrp: np.ndarray  # the group of an attacker cell (-1: not an attacker)
+    gptr: np.ndarray  # CSR of the cells of each group
+    gcells: np.ndarray
+
+
+def _ancestors(h: Any) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of every node's ancestors (itself included), in increasing node order."""
+    nodes, ancs = h.ancestor_pairs
+    order = np.lexsort((ancs, nodes))
+    ptr = np.zeros(h.size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(nodes, minlength=h.size), out=ptr[1:])
+    return ptr, ancs[order].astype(np.int64)
+
+
+def _build_model(table: Table, live: np.ndarray, rows_mask: np.ndarray, groups: np.ndarray) -> _Model:
+    """Rows: the cells of ``rows_mask`` (inner, non-empty); columns: the ``live`` cells."""
+    n = table.n_cells
+    row_cell = np.flatnonzero(rows_mask)
+    m = len(row_cell)
+    shape = table.shape
+    strides = np.ones(len(shape), dtype=np.int64)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    leaf = np.unravel_index(row_cell, shape)
+    pr = np.arange(m, dtype=np.int64)
+    acc = np.zeros(m, dtype=np.int64)
+    for d, h in enumerate(table.hierarchies):
+        ptr, anc = _ancestors(h)
+        node = leaf[d][pr]
+        cnt = ptr[node + 1] - ptr[node]
+        first = np.repeat(ptr[node], cnt)
+        offs = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        acc = np.repeat(acc, cnt) + anc[first + offs] * strides[d]
+        pr = np.repeat(pr, cnt)
+        del first, offs, node, cnt
+    keep = live[acc]
+    pr, acc = pr[keep], acc[keep]
+    # rows: already grouped by row and increasing in cell number within a row
+    row_ptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pr, minlength=m), out=row_ptr[1:])
+    order = np.argsort(acc, kind="stable")
+    col_row = pr[order]
+    cells_sorted = acc[order]
+    del order
+    n_rows = np.bincount(acc, minlength=n).astype(np.int64)
+    col_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(n_rows, out=col_ptr[1:])
+    rgrp = groups[row_cell]
+    g_count = int(rgrp.max(initial=-1)) + 1
+    gsize = np.bincount(rgrp[rgrp >= 0], minlength=g_count).astype(np.int64)
+    if len(gsize) == 0:
+        gsize = np.zeros(1, dtype=np.int64)
+    own = np.full(n, -1, dtype=np.int64)
+    has = n_rows > 0
+    if len(col_row):
+        g_of = rgrp[col_row]
+        starts = col_ptr[:-1][has]
+        lo = np.minimum.reduceat(g_of, starts)
+        hi = np.maximum.reduceat(g_of, starts)
+        own[np.flatnonzero(has)] = np.where((lo == hi) & (lo >= 0), lo, -1)
+    cgrp = np.full(n, -1, dtype=np.int64)
+    cgrp[row_cell] = rgrp
+    single = rgrp >= 0
+    by_group = np.argsort(rgrp[single], kind="stable")
+    gcells = row_cell[single][by_group].astype(np.int64)
+    gptr = np.zeros(len(gsize) + 1, dtype=np.int64)
+    np.cumsum(gsize, out=gptr[1:])
+    return _Model(
+        m, n, row_cell.astype(np.int64), row_ptr, acc.astype(np.int32), col_ptr,
+        col_row.astype(np.int32), n_rows, rgrp.astype(np.int64), gsize, own, cgrp, gptr, gcells,
+    )  # fmt: skip
+
+
+@dataclass
+class _Elimination:
+    decision: np.ndarray  # per position of the order
+    unsafe: np.ndarray  # per cell: 1 computable, 2 computable by one respondent
+    counters: np.ndarray
+    exact: bool
+
+
+def _eliminate(
+    model: _Model,
+    order: np.ndarray,
+    kinds: np.ndarray,
+    flags: np.ndarray,
+    exact: bool,
+    progress: Callable[[str, int, int], Any] | None,
+) -> _Elimination:
+    m, n = model.m, model.n
+    vdt = np.int64 if exact else np.float64
+    nnz = len(model.row_col)
+    rs = model.row_ptr[:-1].copy()
+    rl = np.diff(model.row_ptr).astype(np.int64)
+    rcap = rl.copy()
+    ralive = np.ones(m, dtype=np.uint8)
+    pool = max(3 * nnz, 1 << 16)
+    pc = np.zeros(pool, dtype=np.int32)
+    pc[:nnz] = model.row_col
+    pv = np.zeros(pool, dtype=vdt)
+    pv[:nnz] = 1
+    cs = model.col_ptr[:-1].copy()
+    cl = model.n_rows.copy()
+    lp = model.col_row.copy()
+    chead = np.full(n, -1, dtype=np.int64)
+    log = max(nnz, 1 << 16)
+    lg_row = np.zeros(log, dtype=np.int32)
+    lg_next = np.zeros(log, dtype=np.int64)
+    cnt = model.n_rows.copy()
+    flags = flags.copy()
+    hist_p = np.bincount(cnt[(flags & K.PRIM) > 0], minlength=m + 2).astype(np.int64)
+    hist_a = np.bincount(cnt[(flags & K.ATT) > 0], minlength=m + 2).astype(np.int64)
+    ctr = np.zeros(K.N_COUNTERS, dtype=np.int64)
+    ctr[K.C_PTOP] = nnz
+    ctr[K.C_NATT] = int(np.sum((flags & K.ATT) > 0))
+    ctr[K.C_NMULTI] = int(np.sum(model.gsize >= 2))
+    n_groups = len(model.gsize)
+    gmax = int(model.gsize.max(initial=1))
+    stamp = np.zeros(m, dtype=np.int64)
+    stamp2 = np.zeros(m, dtype=np.int64)
+    cstamp = np.zeros(n, dtype=np.int64)
+    rmap = np.zeros((m, 2), dtype=np.int64)
+    gseen = np.zeros(n_groups, dtype=np.int64)
+    gseen2 = np.zeros(n_groups, dtype=np.int64)
+    jr = np.zeros(m, dtype=np.int64)
+    jv = np.zeros(m, dtype=vdt)
+    keys = np.zeros(m, dtype=np.int64)
+    width = int(rl.max(initial=0)) * 2 + 16
+    prv_c = np.zeros(width, dtype=np.int32)
+    prv_v = np.zeros(width, dtype=vdt)
+    cur_c = np.zeros(width, dtype=np.int32)
+    cur_v = np.zeros(width, dtype=vdt)
+    s_c = np.zeros(width, dtype=np.int32)
+    s_v = np.zeros(width, dtype=vdt)
+    fills = np.zeros(width, dtype=np.int64)
+    u_rs = np.zeros(m, dtype=np.int64)
+    u_rl = np.zeros(m, dtype=np.int64)
+    u_rcap = np.zeros(m, dtype=np.int64)
+    u_cols = np.zeros(n, dtype=np.int64)
+    u_cnt = np.zeros(n, dtype=np.int64)
+    u_head = np.zeros(n, dtype=np.int64)
+    wr = np.zeros(m, dtype=np.int64)
+    wv = np.zeros(m, dtype=vdt)
+    tmp = np.zeros(2 * gmax + 4, dtype=np.int64)
+    decision = np.zeros(len(order), dtype=np.int8)
+    unsafe = np.zeros(n, dtype=np.int8)
+    total = len(order)
+    pos = 0
+    chunk = 256
+    if progress is not None:
+        progress("elimination", 0, total)
+    while pos < total:
+        hi = min(total, pos + chunk)
+        started = time.perf_counter()
+        pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills = K.run_chunk(
+            order, kinds, pos, hi, decision, unsafe,
+            rs, rl, rcap, ralive, pc, pv,
+            cs, cl, lp, chead, lg_row, lg_next,
+            cnt, flags, model.own, model.cgrp, model.gsize, model.gptr, model.gcells,
+            hist_p, hist_a,
+            ctr, stamp, stamp2, cstamp, rmap, gseen, gseen2,
+            jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
+            u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head,
+            wr, wv, tmp,
+            exact, _TOL,
+        )  # fmt: skip
+        if ctr[K.C_OVER]:
+            break
+        pos = hi
+        spent = time.perf_counter() - started
+        chunk = int(os.environ.get("GCHUNK", "0")) or int(min(max(chunk * (0.5 / max(spent, 1e-3)), 64), 1 << 20))
+        if progress is not None:
+            progress("elimination", pos, total)
+    return _Elimination(decision, unsafe, ctr, exact)
+
+
+# --------------------------------------------------------------------------- the method
+def _cells(table: Table, cells: Any, name: str) -> np.ndarray:
+    if cells is None:
+        return np.zeros(table.n_cells, dtype=bool)
+    if isinstance(cells, pl.Series):
+        cells = cells.to_numpy()
+    return table._cells_mask(cells, name)
+
+
+def _groups(table: Table, rows_mask: np.ndarray, singletons: bool, contributors: Any) -> np.ndarray:
+    """The respondent group of each single-contributor inner cell (-1 elsewhere)."""
+    groups = np.full(table.n_cells, -1, dtype=np.int64)
+    if not singletons:
+        return groups
+    single = rows_mask & (table.n_contributors == 1)
+    if contributors is None:
+        groups[single] = np.arange(int(single.sum()))
+        return groups
+    ids = contributors.to_numpy() if isinstance(contributors, pl.Series) else contributors
+    ids = np.asarray(ids)
+    if ids.shape != (table.n_cells,) or not (
+        np.issubdtype(ids.dtype, np.integer)
+        or (np.issubdtype(ids.dtype, np.floating) and np.all(ids[single] == np.round(ids[single])))
+    ):
+        raise ParameterError(
+            "GaussSuppression: 'contributors' must hold one integer respondent number per cell "
+            "(used for the single-contributor inner cells)."
+        )
+    _, codes = np.unique(ids[single].astype(np.int64), return_inverse=True)
+    groups[single] = codes
+    return groups
+
+
+def _order(table: Table, search: np.ndarray, n_rows: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """``cells`` by decreasing cost, then by decreasing number of inner cells, then number."""
+    return cells[np.lexsort((cells, -n_rows[cells], -search[cells]))]
+
+
+def _gauss_pattern(
+    table: Table,
+    w: np.ndarray,
+    *,
+    singletons: bool,
+    contributors: Any,
+    forced: np.ndarray,
+    hidden: np.ndarray,
+    frozen: np.ndarray,
+    arithmetic: str,
+    progress: Callable[[str, int, int], Any] | None,
+) -> tuple[Table, dict[str, Any], np.ndarray, np.ndarray]:
+    """One run of the elimination; returns the table, figures, and the unsafe primaries."""
+    t0 = time.perf_counter()
+    status = table.status
+    primary = status == CellStatus.PRIMARY
+    empty = status == CellStatus.EMPTY
+    inner = ~table.is_total
+    rows_mask = inner & ~empty
+    candidate = (status == CellStatus.SAFE) & ~forced & ~hidden & ~frozen
+    publish_first = (frozen | (status == CellStatus.PROTECTED) | empty) & ~primary
+    groups = _groups(table, rows_mask, singletons, contributors)
+    attacker = groups >= 0
+    live = primary | candidate | publish_first | attacker
+    if progress is not None:
+        progress("model", 0, 1)
+    model = _build_model(table, live, rows_mask, groups)
+    if progress is not None:
+        progress("model", 1, 1)
+    t1 = time.perf_counter()
+    search = search_costs(table, w)
+    has_rows = model.n_rows > 0
+    first = np.flatnonzero(publish_first & has_rows)
+    cand = np.flatnonzero(candidate & has_rows)
+    order = np.r_[_order(table, search, model.n_rows, first), _order(table, search, model.n_rows, cand)]
+    kinds = np.r_[np.ones(len(first), dtype=np.int8), np.zeros(len(cand), dtype=np.int8)]
+    flags = np.zeros(table.n_cells, dtype=np.uint8)
+    flags[live & has_rows] = K.LIVE
+    flags[primary & has_rows] |= K.PRIM
+    flags[attacker] |= K.ATT
+    exact = arithmetic == "exact"
+    res = _eliminate(model, order, kinds, flags, exact, progress)
+    if res.counters[K.C_OVER]:
+        res = _eliminate(model, order, kinds, flags, False, progress)
+    t2 = time.perf_counter()
+    dec = res.decision
+    secondary = np.zeros(table.n_cells, dtype=bool)
+    secondary[order[(dec == K.SECONDARY) | (dec == K.SECONDARY_SINGLE)]] = True
+    secondary |= (forced | hidden) & ~primary & ~empty & (status != CellStatus.PROTECTED)
+    new_status = status.copy()
+    new_status[secondary & (status != CellStatus.SECONDARY)] = CellStatus.SECONDARY
+    new_status[frozen & ~primary] = CellStatus.PROTECTED
+    out = table.with_status(status=new_status)
+    exposed = np.flatnonzero(primary & ~has_rows)
+    unsafe_exact = np.union1d(np.flatnonzero(res.unsafe == 1), exposed)
+    unsafe_single = np.flatnonzero(res.unsafe == 2)
+    ctr = res.counters
+    details = {
+        "rows": model.m,
+        "model_nonzeros": len(model.row_col),
+        "candidates": len(cand),
+        "updates": int(ctr[K.C_STEPS]),
+        "undone": int(ctr[K.C_UNDO]),
+        "secondary_reveal": int(np.sum(dec == K.SECONDARY)),
+        "secondary_singleton": int(np.sum(dec == K.SECONDARY_SINGLE)),
+        "hidden": int(hidden.sum()),
+        "arithmetic": "exact" if res.exact else "float",
+        "work": int(ctr[K.C_WORK]),
+        "timings": {"model": t1 - t0, "elimination": t2 - t1},
+    }
+    if ctr[K.C_BROKEN]:
+        details["singleton_rules_broken_by_frozen"] = int(ctr[K.C_BROKEN])
+    return out, details, unsafe_exact, unsafe_single
+
+
+class GaussSuppression(TableMethod):
+    """Secondary suppression by Gaussian elimination (Langsrud's method, GaussSuppression).
+
+    The candidates (safe cells) are taken by decreasing cost; each is published unless that
+    would make a primary computable from the published cells (exact Gaussian elimination of
+    the table's model matrix), or computable by one respondent who knows his own
+    single-contributor cells; then it is suppressed.  Tables up to ``repair_limit`` cells are
+    audited by LP with their protection levels and repaired.  See :mod:`.gauss` for the
+    algorithm and the singleton rules.
+
+    Parameters
+    ----------
+    cost : {"value", "contributors", "unity"} or array
+        Cost of suppressing a cell; candidates are published in decreasing order of cost.
+    singletons : bool, default True
+        Protect against respondents who know their own single-contributor cells (rules R1,
+        R2 of :mod:`.gauss`).
+    contributors : array, optional
+        One respondent number per cell; single-contributor inner cells with the same number
+        belong to one respondent (default: each is its own).
+    forced, hidden, protected : array, optional
+        Cells (numbers or a boolean mask) always suppressed; never published but needing no
+        protection (suppressed in the result); never suppressed.
+    repair_limit : int, default 100000
+        Tables with at most this many cells are audited by LP and repaired (0: never).
+    max_rounds : int, default 5
+        Rounds of audit, cheapest protecting cells and re-run of the elimination.
+    arithmetic : {"exact", "float"}, default "exact"
+        Integer elimination (falls back to floating point on overflow) or floating point.
+    progress : callable, optional
+        ``progress(stage, done, total)`` during the model, the elimination and the audit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, GaussSuppression, MarkedCells, apply_rules
+    >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> res = GaussSuppression().apply(apply_rules(t, MarkedCells(cells=[4], upper=1)))
+    >>> res.n_secondary, res.protected
+    (3, True)
+    """
+
+    name: ClassVar[str] = "Gaussian elimination suppression"
+    alias: ClassVar[str] = "gauss"
+    kind: ClassVar[str] = "suppression"
+    description: ClassVar[str] = (
+        "Protects every primary cell by publishing the other cells in order of cost unless a "
+        "Gaussian elimination shows that one would make a primary computable (Gauss method)."
+    )
+    parameters: ClassVar[dict[str, Param]] = {
+        "cost": COST_PARAM,
+        "singletons": Param(
+            Boolean(),
+            help="a respondent's own single-contributor cells must not reveal another primary",
+        ),
+        "contributors": Param(
+            None, _IDS, help="respondent number of each cell (cells of one respondent)"
+        ),
+        "forced": Param(None, _CELLS, help="cells that are always suppressed"),
+        "hidden": Param(
+            None, _CELLS, help="cells never published that need no protection themselves"
+        ),
+        "protected": Param(None, _CELLS, help="cells that are never suppressed"),
+        "repair_limit": Param(
+            Integer(minimum=0),
+            help="tables with at most this many cells are audited and repaired (0: never)",
+        ),
+        "max_rounds": Param(
+            Integer(minimum=1), help="rounds of audit and re-run with protecting cells"
+        ),
+        "arithmetic": Param(
+            Options("exact", "float"), help="exact integer elimination or floating point"
+        ),
+        "progress": Param(None, Callable_(), help="progress(stage, done, total) callback"),
+    }
+
+    def __init__(
+        self,
+        *,
+        cost: str | Any = "value",
+        singletons: bool = True,
+        contributors: Any = None,
+        forced: Any = None,
+        hidden: Any = None,
+        protected: Any = None,
+        repair_limit: int = 100_000,
+        max_rounds: int = 5,
+        arithmetic: str = "exact",
+        progress: Callable[[str, int, int], Any] | None = None,
+    ) -> None:
+        self.cost = cost
+        self.singletons = singletons
+        self.contributors = contributors
+        self.forced = forced
+        self.hidden = hidden
+        self.protected = protected
+        self.repair_limit = repair_limit
+        self.max_rounds = max_rounds
+        self.arithmetic = arithmetic
+        self.progress = progress
+
+    def apply(self, table: Table) -> SuppressionResult:
+        """Protect the primaries of ``table`` by Gaussian elimination.
+
+        Returns
+        -------
+        SuppressionResult
+            ``details`` holds the model size, pivots, the secondaries due to a reveal and to
+            the singleton rules, the arithmetic used, the cells added by the LP repair and
+            (``timings``) the seconds of each phase; ``protected`` is the verdict of the final LP audit
+            (False above ``repair_limit``: not audited).
+
+        Raises
+        ------
+        InfeasibleError
+            A primary that no pattern can protect (computable from cells that are never
+            suppressed, or too little room for its protection levels).
+        """
+        self.validate_params()
+        start = time.perf_counter()
+        w = cell_costs(table, self.cost)
+        forced = _cells(table, self.forced, "forced")
+        hidden = _cells(table, self.hidden, "hidden")
+        frozen = _cells(table, self.protected, "protected")
+        if np.any(frozen & (forced | hidden)):
+            raise ParameterError(
+                "GaussSuppression: a cell is both 'protected' (never suppressed) and 'forced' "
+                "or 'hidden'; give each cell one role."
+            )
+        if np.any(frozen & table.primary):
+            raise ParameterError(
+                "GaussSuppression: a primary cell is listed in 'protected'; primaries are "
+                "always suppressed."
+            )
+        progress = self.progress
+        kwargs = dict(
+            singletons=self.singletons,
+            contributors=self.contributors,
+            hidden=hidden,
+            frozen=frozen,
+            arithmetic=self.arithmetic,
+            progress=progress,
+        )
+        out, details, unsafe_exact, unsafe_single = _gauss_pattern(
+            table, w, forced=forced, **kwargs
+        )
+        if len(unsafe_exact):
+            raise _unprotectable(table, unsafe_exact)
+        if len(unsafe_single):
+            warnings.warn(
+                f"{len(unsafe_single)} primary cell(s) can be computed by a respondent who "
+                "knows his own single-contributor cells, from cells that are never suppressed "
+                "(frozen or empty cells); suppress fewer frozen cells to protect them.",
+                SdcWarning,
+                stacklevel=2,
+            )
+        details["singleton_unsafe"] = len(unsafe_single)
+        verdict: bool | None = None
+        repaired = 0
+        rounds = 0
+        t_audit = time.perf_counter()
+        if self.repair_limit and table.n_cells <= self.repair_limit:
+            extra = np.zeros(table.n_cells, dtype=bool)
+            for rounds in range(1, self.max_rounds + 1):
+                if progress is not None:
+                    progress("audit", rounds - 1, self.max_rounds)
+                bad = audit(out, intervals="check").under_protected
+                if not len(bad):
+                    verdict = True
+                    break
+                fresh = _protecting_cells(out, w, bad)
+                if not fresh.any():
+                    break
+                # re-run the elimination with the cheapest protecting cells forced
+                extra |= fresh
+                out, details, _, _ = _gauss_pattern(table, w, forced=forced | extra, **kwargs)
+            repaired = int((extra & out.secondary).sum())
+            if verdict is not True:
+                out, added, verdict = repair(out, w, max_rounds=self.max_rounds, method="gauss")
+                repaired += added
+            if progress is not None:
+                progress("audit", self.max_rounds, self.max_rounds)
+        elif self.repair_limit:
+            warnings.warn(
+                f"The table has {table.n_cells} cells, more than repair_limit="
+                f"{self.repair_limit}: the pattern is exact (no primary can be computed, also "
+                "by a respondent from his own cells) but was not audited by LP for the "
+                "protection levels (protected=False). Audit it (sdckit.tables.audit; a "
+                "published export audits it first), or raise repair_limit.",
+                SdcWarning,
+                stacklevel=2,
+            )
+        details["timings"] = {**details["timings"], "audit": time.perf_counter() - t_audit}
+        details.update(repaired=repaired, audit_rounds=rounds)
+        return make_result(
+            out, table, "gauss", w, False, time.perf_counter() - start, verdict, **details
+        )
+
+    @classmethod
+    def contract_example(cls) -> tuple[TableMethod, Table]:
+        """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries."""
+        return cls(), contract_table()
+
+
+def _protecting_cells(table: Table, w: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """The cheapest cells through which the primaries ``bad`` can move by their levels."""
+    prim, up, low, sl = requirements(table)
+    keep = np.isin(prim, bad)
+    ub, lb = capacities(table)
+    targets: list[tuple[int, float]] = []
+    for cell, u, lo, s in zip(prim[keep], up[keep], low[keep], sl[keep], strict=True):
+        need_up = min(max(u, s - min(lo, lb[cell])), ub[cell])
+        if need_up > 0:
+            targets.append((int(cell), float(need_up)))
+        if lo > 0:
+            targets.append((int(cell), -float(min(lo, lb[cell]))))
+    cells = np.arange(table.n_cells)
+    new = protect_with_lp(
+        table,
+        table.constraint_matrix,
+        cells,
+        table.suppressed,
+        candidates(table),
+        search_costs(table, w),
+        targets,
+    )
+    return new & ~table.suppressed
+
+
+def _unprotectable(table: Table, cells: np.ndarray) -> InfeasibleError:
+    shown = "; ".join(table.cell_position(int(c)) for c in cells[:5])
+    more = f"; and {len(cells) - 5} more" if len(cells) > 5 else ""
+    return InfeasibleError(
+        f"The gauss method cannot protect {len(cells)} primary cell(s), and no suppression "
+        f"pattern can: {shown}{more}: each can be computed from cells that are never "
+        "suppressed (empty cells, frozen cells or 'protected'). Freeze fewer cells, or mark "
+        "fewer empty cells as primary. Table.cell_label(number) gives the codes of a cell."
+    )
+
+
+def suppress_gauss(
+    table: Table,
+    *,
+    cost: str | Any = "value",
+    singletons: bool = True,
+    contributors: Any = None,
+    forced: Any = None,
+    hidden: Any = None,
+    protected: Any = None,
+    repair_limit: int = 100_000,
+    max_rounds: int = 5,
+    arithmetic: str = "exact",
+    progress: Callable[[str, int, int], Any] | None = None,
+) -> SuppressionResult:
+    """Secondary suppression by Gaussian elimination (Langsrud's method).
+
+    The function form of :class:`GaussSuppression`.
+
+    Parameters
+    ----------
+    table : Table
+        A table with primaries and protection levels.
+    cost : {"value", "contributors", "unity"} or array
+        Cost of suppressing a cell; candidates are published in decreasing order of cost.
+    singletons : bool
+        Protect against respondents who know their own single-contributor cells.
+    contributors : array, optional
+        One respondent number per cell (single-contributor cells of one respondent).
+    forced, hidden, protected : array, optional
+        Cells always suppressed; never published but needing no protection; never
+        suppressed.
+    repair_limit : int
+        Tables with at most this many cells are audited by LP and repaired (0: never).
+    max_rounds : int
+        Rounds of audit, cheapest protecting cells and re-run of the elimination.
+    arithmetic : {"exact", "float"}
+        Integer elimination (falls back to floating point on overflow) or floating point.
+    progress : callable, optional
+        ``progress(stage, done, total)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, MarkedCells, apply_rules, suppress_gauss
+    >>> t = Table.from_array(np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> suppress_gauss(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
+    3
+    """
+    return GaussSuppression(
+        cost=cost,
+        singletons=singletons,
+        contributors=contributors,
+        forced=forced,
+        hidden=hidden,
+        protected=protected,
+        repair_limit=repair_limit,
+        max_rounds=max_rounds,
+        arithmetic=arithmetic,
+        progress=progress,
+    ).apply(table)

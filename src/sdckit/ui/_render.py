@@ -1,0 +1,123 @@
+"""What every page needs: the templates, number formatting, rendering, redirects, tasks.
+
+The pages of :mod:`sdckit.ui._pages_md` and :mod:`sdckit.ui._pages_tables` and the application
+of :mod:`sdckit.ui._app` share these; the templates are under ``templates/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from sdckit import __version__
+from sdckit.errors import SdcError
+from sdckit.ui._tasks import Task
+from sdckit.ui._workspace import PRIMARY_ROLES, Workspace
+
+__all__ = ["ENV", "fmt_number", "form_dict", "redirect", "render", "sdc_message", "start_task"]
+
+NAV = (
+    ("open", "/open", "1. Open"),
+    ("data", "/data", "2. Roles"),
+    ("risk", "/risk", "3. Risk"),
+    ("protect", "/protect", "4. Protect"),
+    ("rumap", "/rumap", "5. R-U map"),
+    ("export", "/export", "6. Release"),
+    ("tables", "/tables", "Tables"),
+)
+
+
+# ------------------------------------------------------------------ formatting
+def fmt_number(value: Any, digits: int = 4) -> str:
+    """A number for a table cell: integers with thousands separators, others to ``digits``."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if x != x:
+        return "–"
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:,.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("sdckit.ui", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = fmt_number
+    env.globals["urlencode"] = urlencode
+    env.globals["version"] = __version__
+    env.globals["role_labels"] = PRIMARY_ROLES
+    return env
+
+
+ENV = _environment()
+
+
+def render(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """A page: the template with the workspace, the running task and the navigation."""
+    ws: Workspace = request.app.state.ws
+    task = ws.tasks.current
+    finished_note = None
+    if task is not None and not task.running and not getattr(task, "shown", False):
+        if task.state in ("failed", "cancelled"):
+            finished_note = task
+        task.shown = True  # type: ignore[attr-defined]
+    notice, ws.notice = ws.notice, None
+    html = ENV.get_template(template).render(
+        request=request,
+        notice=notice,
+        ws=ws,
+        task=task if task is not None and task.running else None,
+        finished=finished_note,
+        nav=NAV,
+        page=context.pop("page", ""),
+        **context,
+    )
+    return HTMLResponse(html, status_code=status)
+
+
+def redirect(url: str) -> RedirectResponse:
+    """The answer to a POST: see the result on ``url``."""
+    return RedirectResponse(url, status_code=303)
+
+
+async def form_dict(request: Request) -> dict[str, Any]:
+    """The submitted form: one string per name, a list where a name repeats."""
+    form = await request.form()
+    out: dict[str, Any] = {}
+    for name in form:
+        values = form.getlist(name)
+        out[name] = values if len(values) > 1 else values[0]
+    return out
+
+
+def start_task(
+    request: Request,
+    label: str,
+    fn: Callable[[Task], Any],
+    next_url: str,
+) -> Task:
+    """Start ``fn(task)`` as the background task (raises Busy if one runs)."""
+    ws: Workspace = request.app.state.ws
+    return ws.tasks.start(label, fn, next_url)
+
+
+def sdc_message(exc: SdcError) -> str:
+    """An SdcError's own words, on one line."""
+    return " ".join(str(exc).split())

@@ -1,0 +1,433 @@
+"""Secondary suppression by Gaussian elimination: exactness, singleton rules, golden values.
+
+The checks of exact recomputability are independent of the method: a primary is exactly
+recomputable iff its column of the model matrix lies in the span of the published cells'
+columns (a rank test with numpy), equivalently iff the LP minimum equals the LP maximum
+(:func:`sdckit.tables.audit`; with every suppressed value positive, the bounds never pin a
+cell).  A respondent who is the single contributor of some inner cells knows their values:
+the rank test then adds those cells' columns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sdckit import SdcError
+from sdckit.errors import InfeasibleError, SdcWarning
+from sdckit.protection import clone, get_method
+from sdckit.tables import (
+    Dominance,
+    GaussSuppression,
+    Hierarchy,
+    MarkedCells,
+    MinFrequency,
+    PPercent,
+    Table,
+    ZeroCells,
+    apply_rules,
+    audit,
+    singleton_violations,
+    suppress_gauss,
+)
+from sdckit.tables.examples import a4_table, e2_table, with_margins
+from sdckit.tables.table import CellStatus
+
+
+# --------------------------------------------------------------------------- independent checks
+def model_matrix(t: Table) -> tuple[np.ndarray, np.ndarray]:
+    """Dense model matrix (non-empty inner cells x cells) and the inner cell numbers."""
+    inner = np.flatnonzero(~t.is_total & (t.status != CellStatus.EMPTY))
+    x = np.zeros((len(inner), t.n_cells))
+    ancestors = []
+    for h in t.hierarchies:
+        per_node = []
+        for i in range(h.size):
+            chain, k = [], i
+            while k >= 0:
+                chain.append(k)
+                k = int(h.parent[k])
+            per_node.append(chain)
+        ancestors.append(per_node)
+    nodes = np.stack(np.unravel_index(inner, t.shape), axis=1)
+    for r, leaf in enumerate(nodes):
+        for combo in itertools.product(*[ancestors[d][leaf[d]] for d in range(len(leaf))]):
+            x[r, np.ravel_multi_index(combo, t.shape)] = 1.0
+    return x, inner
+
+
+def _basis(a: np.ndarray) -> np.ndarray:
+    if a.shape[1] == 0:
+        return np.zeros((a.shape[0], 0))
+    u, s, _ = np.linalg.svd(a, full_matrices=False)
+    return u[:, : int(np.sum(s > 1e-9 * max(1.0, s[0])))]
+
+
+def _in_span(q: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs(b - q @ (q.T @ b)).max(axis=0) < 1e-7
+
+
+def computable_primaries(t: Table) -> list[int]:
+    """Primaries whose model-matrix column lies in the span of the published columns."""
+    x, _ = model_matrix(t)
+    prim = np.flatnonzero(t.primary)
+    if not len(prim):
+        return []
+    return prim[_in_span(_basis(x[:, ~t.suppressed]), x[:, prim])].tolist()
+
+
+def singleton_reveals(t: Table, groups: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """(respondent, primary): the primary is computable from the published cells and that
+    respondent's single-contributor inner cells, and is not made of those cells alone."""
+    x, inner = model_matrix(t)
+    published = x[:, ~t.suppressed]
+    prim = np.flatnonzero(t.primary)
+    plain = set(computable_primaries(t))
+    singles = [int(c) for c in inner if t.n_contributors[c] == 1]
+    group = {c: (c if groups is None else int(groups[c])) for c in singles}
+    out = []
+    for g in sorted({group[c] for c in singles if t.suppressed[c]}):
+        own_rows = x[:, [c for c in singles if group[c] == g]].any(axis=1)
+        known = [c for c in singles if group[c] == g and t.suppressed[c]]
+        q = _basis(np.c_[published, x[:, known]])
+        for b in prim[_in_span(q, x[:, prim])]:
+            own = not np.any(x[:, b].astype(bool) & ~own_rows)
+            if not own and int(b) not in plain:
+                out.append((g, int(b)))
+    return out
+
+
+# --------------------------------------------------------------------------- random tables
+@st.composite
+def hierarchical_tables(draw: st.DrawFn, dims: tuple[int, ...] = (2, 3)) -> Table:
+    """2-D or 3-D tables, flat or two-level dimensions, empty cells, some single contributors."""
+    n_dims = draw(st.sampled_from(dims))
+    hier = {}
+    for d in range(n_dims):
+        if draw(st.booleans()):
+            groups = draw(st.integers(2, 3))
+            tree = {"T": [f"g{d}{g}" for g in range(groups)]}
+            for g in range(groups):
+                tree[f"g{d}{g}"] = [f"g{d}{g}c{c}" for c in range(draw(st.integers(1, 3)))]
+            hier[f"v{d}"] = Hierarchy.from_dict(tree)
+        else:
+            hier[f"v{d}"] = Hierarchy.flat([f"c{d}{c}" for c in range(draw(st.integers(2, 4)))])
+    shape = tuple(h.size for h in hier.values())
+    values = np.zeros(shape)
+    counts = np.zeros(shape, dtype=np.int64)
+    leaves = [h.leaves.tolist() for h in hier.values()]
+    for combo in itertools.product(*leaves):
+        kind = draw(st.sampled_from(["empty", "single", "many", "many"]))
+        if kind != "empty":
+            values[combo] = draw(st.integers(1, 40))
+            counts[combo] = 1 if kind == "single" else draw(st.integers(2, 5))
+    if not counts.any():
+        first = tuple(ls[0] for ls in leaves)
+        values[first], counts[first] = 7, 2
+    for d, h in enumerate(hier.values()):
+        for p in sorted(h.internal.tolist(), key=lambda p: -h.depth[p]):
+            for arr in (values, counts):
+                moved = np.moveaxis(arr, d, 0)
+                moved[p] = sum(moved[c] for c in h.children[p])
+    t = Table.from_array(values, hier, n_contributors=counts, kind="magnitude")
+    nonempty = np.flatnonzero(t.status != CellStatus.EMPTY).tolist()
+    prim = draw(st.lists(st.sampled_from(nonempty), min_size=1, max_size=4, unique=True))
+    return apply_rules(t, MarkedCells(cells=prim, upper=1))
+
+
+SETTINGS = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@SETTINGS
+@given(hierarchical_tables())
+def test_no_primary_is_computable_rank_and_lp(table: Table) -> None:
+    res = GaussSuppression(repair_limit=0).apply(table)
+    t = res.table
+    assert computable_primaries(t) == []
+    lp = audit(t, primaries_only=True)
+    prim = t.status[lp.cells] == CellStatus.PRIMARY
+    assert not np.any(lp.exact[prim])  # LP min < LP max for every primary
+    assert (res.table.primary == table.primary).all()
+
+
+@SETTINGS
+@given(hierarchical_tables())
+def test_no_respondent_computes_another_primary(table: Table) -> None:
+    t = GaussSuppression(repair_limit=0).apply(table).table
+    assert singleton_reveals(t) == []
+    assert len(singleton_violations(t)) == 0
+
+
+@SETTINGS
+@given(hierarchical_tables(), st.data())
+def test_respondents_with_several_cells(table: Table, data: st.DataObject) -> None:
+    ids = np.array(data.draw(st.lists(st.integers(0, 2), min_size=table.n_cells,
+                                      max_size=table.n_cells)))  # fmt: skip
+    t = GaussSuppression(repair_limit=0, contributors=ids).apply(table).table
+    assert computable_primaries(t) == []
+    assert singleton_reveals(t, ids) == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hierarchical_tables())
+def test_exact_and_floating_point_agree(table: Table) -> None:
+    a = GaussSuppression(repair_limit=0).apply(table)
+    b = GaussSuppression(repair_limit=0, arithmetic="float").apply(table)
+    assert a.details["arithmetic"] == "exact" and b.details["arithmetic"] == "float"
+    assert np.array_equal(a.table.status, b.table.status)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hierarchical_tables())
+def test_the_audit_and_repair_meet_the_levels(table: Table) -> None:
+    res = GaussSuppression().apply(table)
+    assert res.protected and res.table.protected
+    assert audit(res.table).ok
+    assert computable_primaries(res.table) == []
+
+
+def test_without_singleton_rules_a_respondent_can_compute_a_primary() -> None:
+    """The rules matter: the same tables give reveals when they are switched off."""
+    rng = np.random.default_rng(3)
+    found = 0
+    for _ in range(30):
+        shape = (4, 4)
+        inner = rng.integers(1, 30, size=(3, 3))
+        counts = np.where(rng.random((3, 3)) < 0.5, 1, 3)
+        t = Table.from_array(
+            with_margins(inner), {"r": list("abc"), "c": list("xyz")},
+            n_contributors=with_margins(counts).astype(int),
+        )  # fmt: skip
+        cells = rng.choice(np.flatnonzero(~t.is_total), size=2, replace=False)
+        t = apply_rules(t, MarkedCells(cells=cells, upper=1))
+        off = GaussSuppression(singletons=False, repair_limit=0).apply(t).table
+        on = GaussSuppression(repair_limit=0).apply(t).table
+        assert t.shape == shape
+        assert singleton_reveals(on) == []
+        found += bool(singleton_reveals(off))
+    assert found > 0
+
+
+# --------------------------------------------------------------------------- worked cases
+def test_a_single_contributor_and_another_primary_in_one_row_need_a_third_cell() -> None:
+    # row a: 10 = 1 (one respondent) + 5 (primary) + 4; the respondent of the first cell
+    # would compute the second from the row total if only those two were suppressed
+    inner = np.array([[1, 5, 4], [6, 7, 8]])
+    counts = np.array([[1, 2, 5], [4, 4, 4]])
+    t = Table.from_array(with_margins(inner), {"r": ["a", "b"], "c": ["x", "y", "z"]},
+                         n_contributors=with_margins(counts).astype(int))  # fmt: skip
+    prim = [t.cell(r="a", c="x"), t.cell(r="a", c="y")]
+    t = apply_rules(t, MarkedCells(cells=prim, upper=1))
+    off = GaussSuppression(singletons=False).apply(t)
+    on = GaussSuppression().apply(t)
+    assert singleton_reveals(off.table) != []
+    assert singleton_reveals(on.table) == []
+    assert on.n_secondary > off.n_secondary
+    assert on.details["secondary_singleton"] > 0
+
+
+def test_the_a4_trap_is_protected() -> None:
+    """sdcTable's 4 x 4 table where two suppressions in every line are not enough."""
+    from sdckit.tables.examples import A4_PRIMARIES
+
+    t = a4_table()
+    cells = [t.cell(row=r, col=c) for r, c in A4_PRIMARIES]
+    t = apply_rules(t, MarkedCells(cells=cells))
+    res = GaussSuppression().apply(t)
+    assert computable_primaries(res.table) == []
+    assert res.protected and audit(res.table).ok
+
+
+def test_interval_protection_is_repaired_by_the_audit() -> None:
+    """The elimination protects against exact disclosure; the LP audit adds the levels."""
+    t = e2_table()
+    d = t.cell(region="D", industry="36210")
+    top = np.zeros((t.n_cells, 2))
+    top[d] = [1500, 700]  # p% primary with a protection level of 41
+    t = Table.from_array(
+        t.values.reshape(t.shape), dict(zip(t.dimensions, t.hierarchies, strict=True)),
+        top=top, kind="magnitude",
+    )  # fmt: skip
+    t = apply_rules(t, PPercent(p=10))
+    bare = GaussSuppression(repair_limit=0).apply(t)
+    assert computable_primaries(bare.table) == []
+    res = GaussSuppression().apply(t)
+    assert res.protected and audit(res.table).ok
+    lo, hi = audit(res.table).interval(d)
+    assert hi >= t.values[d] + 41 - 1e-6 and lo <= t.values[d] - 41 + 1e-6
+
+
+def test_large_levels_need_more_cells_than_the_elimination() -> None:
+    inner = np.array([[20, 30, 25], [22, 31, 27], [18, 29, 30]])
+    t = Table.from_array(with_margins(inner), {"r": list("abc"), "c": list("xyz")})
+    t = apply_rules(t, MarkedCells(cells=[t.cell(r="a", c="x")], upper=19, lower=19))
+    bare = GaussSuppression(repair_limit=0).apply(t)
+    assert not audit(bare.table).ok  # a 4-cell rectangle through 20 leaves room < 19
+    res = GaussSuppression().apply(t)
+    assert res.protected and audit(res.table).ok
+    assert res.details["repaired"] > 0
+
+
+def test_forced_hidden_and_protected_cells() -> None:
+    inner = np.array([[9, 4, 5], [5, 2, 3], [4, 2, 2]])
+    t = Table.from_array(with_margins(inner), {"r": list("abc"), "c": list("xyz")})
+    prim = t.cell(r="a", c="x")
+    t = apply_rules(t, MarkedCells(cells=[prim], upper=1))
+    forced = t.cell(r="c", c="z")
+    hidden = t.cell(r="b", c="Total")
+    frozen = [t.cell(r="a", c="y"), t.cell(r="b", c="x")]
+    res = GaussSuppression(forced=[forced], hidden=[hidden], protected=frozen).apply(t)
+    out = res.table
+    assert out.status[forced] == CellStatus.SECONDARY
+    assert out.status[hidden] == CellStatus.SECONDARY  # never published
+    assert all(out.status[c] == CellStatus.PROTECTED for c in frozen)
+    assert res.details["hidden"] == 1
+    assert computable_primaries(out) == []
+    assert res.protected
+    # a mask works as well as cell numbers
+    mask = np.zeros(t.n_cells, dtype=bool)
+    mask[forced] = True
+    same = GaussSuppression(forced=mask, hidden=[hidden], protected=frozen).apply(t)
+    assert np.array_equal(same.table.status, out.status)
+
+
+def test_a_primary_computable_from_frozen_cells_is_infeasible() -> None:
+    inner = np.array([[9, 4], [5, 2]])
+    t = Table.from_array(with_margins(inner), {"r": list("ab"), "c": list("xy")})
+    prim = t.cell(r="a", c="x")
+    t = apply_rules(t, MarkedCells(cells=[prim], upper=1))
+    frozen = [t.cell(r="a", c="y"), t.cell(r="a", c="Total")]
+    with pytest.raises(InfeasibleError, match="cannot protect 1 primary"):
+        GaussSuppression(protected=frozen).apply(t)
+
+
+def test_parameter_errors_name_the_class() -> None:
+    t = apply_rules(e2_table(), MarkedCells(cells=[7], upper=1))
+    with pytest.raises(SdcError, match="GaussSuppression"):
+        GaussSuppression(protected=[7]).apply(t)
+    with pytest.raises(SdcError, match="GaussSuppression"):
+        GaussSuppression(forced=[3], protected=[3]).apply(t)
+    with pytest.raises(SdcError, match="contributors"):
+        GaussSuppression(contributors=np.zeros(3)).apply(t)
+    with pytest.raises(SdcError, match="'arithmetic'"):
+        GaussSuppression(arithmetic="rational").apply(t)
+
+
+def test_progress_is_reported() -> None:
+    seen: list[tuple[str, int, int]] = []
+    t = apply_rules(e2_table(), MarkedCells(cells=[7, 13], upper=1))
+    GaussSuppression(progress=lambda s, d, n: seen.append((s, d, n))).apply(t)
+    stages = {s for s, _, _ in seen}
+    assert {"model", "elimination", "audit"} <= stages
+    done = [d for s, d, n in seen if s == "elimination"]
+    assert done[-1] == [n for s, _, n in seen if s == "elimination"][-1]
+
+
+def test_large_tables_are_not_audited_and_say_so() -> None:
+    t = apply_rules(e2_table(), MarkedCells(cells=[7, 13], upper=1))
+    with pytest.warns(SdcWarning, match="repair_limit"):
+        res = GaussSuppression(repair_limit=10).apply(t)
+    assert res.protected is False and res.table.protected is None
+    assert computable_primaries(res.table) == []
+
+
+# --------------------------------------------------------------------------- the contract
+def test_registered_under_its_alias_with_a_function_twin() -> None:
+    cls = get_method("gauss", "table")
+    assert cls is GaussSuppression and cls.kind == "suppression"
+    assert get_method("gauss_suppression", "table") is cls
+    method, table = cls.contract_example()
+    a = method.apply(table)
+    b = suppress_gauss(table, **method.get_params())
+    c = clone(method).apply(table)
+    for other in (b, c):
+        assert np.array_equal(a.table.status, other.table.status)
+        assert a.n_secondary == other.n_secondary and a.cost == other.cost
+    assert a.n_secondary > 0 and a.protected
+
+
+# --------------------------------------------------------------------------- golden values
+def test_small_count_vignette_example() -> None:
+    """GaussSuppression's vignette "Small count frequency table suppression", first example.
+
+    ``SuppressSmallCounts(dataset_a, dimVar = c("age", "geo"), freqVar = "freq", maxN = 1)``
+    on SSBtoolsData("example1"), year 2014 (the data are text in SSBtools' R code); the
+    published output suppresses old:Iceland, old:Portugal, young:Iceland and young:Portugal
+    (primary: the zero young:Portugal).
+    """
+    inner = np.array([[3, 4, 6], [2, 0, 5]])  # age old, young x geo Iceland, Portugal, Spain
+    full = with_margins(inner)
+    t = Table.from_array(
+        full, {"age": ["old", "young"], "geo": ["Iceland", "Portugal", "Spain"]},
+        n_contributors=full.astype(int), kind="count",
+    )  # fmt: skip
+    t = apply_rules(t, [MinFrequency(threshold=2), ZeroCells(disclosing_only=False)])
+    res = GaussSuppression().apply(t)
+    out = res.table
+    suppressed = {
+        (a, g)
+        for a in out.hierarchies[0].codes
+        for g in out.hierarchies[1].codes
+        if out.suppressed[out.cell(age=a, geo=g)]
+    }
+    assert suppressed == {
+        ("old", "Iceland"), ("old", "Portugal"), ("young", "Iceland"), ("young", "Portugal"),
+    }  # fmt: skip
+    assert res.protected
+
+
+MAGNITUDE1 = [  # SSBtoolsData("magnitude1"): sector4, geo, company, value
+    ("Agriculture", "Portugal", "A", 75.9), ("Agriculture", "Portugal", "B", 24.5),
+    ("Agriculture", "Spain", "A", 96.6), ("Agriculture", "Spain", "B", 43.2),
+    ("Entertainment", "Iceland", "B", 16.8), ("Entertainment", "Portugal", "B", 7.1),
+    ("Entertainment", "Portugal", "D", 2.3), ("Entertainment", "Spain", "A", 77.4),
+    ("Entertainment", "Spain", "B", 11.5), ("Entertainment", "Spain", "C", 16.4),
+    ("Governmental", "Portugal", "B", 21.6), ("Governmental", "Portugal", "D", 2.0),
+    ("Governmental", "Spain", "C", 6.5), ("Governmental", "Spain", "D", 2.7),
+    ("Industry", "Iceland", "B", 9.6), ("Industry", "Iceland", "C", 8.8),
+    ("Industry", "Iceland", "D", 1.9), ("Industry", "Portugal", "B", 25.7),
+    ("Industry", "Portugal", "D", 3.4), ("Industry", "Spain", "C", 8.4),
+]  # fmt: skip
+
+
+def _magnitude1(rule: object) -> Table:
+    frame = pl.DataFrame(MAGNITUDE1, schema=["sector4", "geo", "company", "value"], orient="row")
+    return apply_rules(Table.from_microdata(frame, ["sector4", "geo"], "value"), rule)
+
+
+def _is_suppressed(t: Table, sector: str, geo: str) -> bool:
+    return bool(t.suppressed[t.cell(sector4=sector, geo=geo)])
+
+
+def test_magnitude_vignette_singleton_statements() -> None:
+    """GaussSuppression's vignette "Magnitude table suppression", the singleton section.
+
+    Table 2 (``SuppressFewContributors``, ``maxN = 1``): "By using singletonMethod = "none"
+    in Table 2, Industry:Portugal will not be suppressed".  Table 3
+    (``SuppressDominantCells``, ``n = 1, k = 80``): "Governmental:Total and Industry:Total are
+    suppressed due to advanced singleton handling".  Each record is its own company there.
+    """
+    few = _magnitude1(MinFrequency(threshold=2))
+    assert _is_suppressed(GaussSuppression().apply(few).table, "Industry", "Portugal")
+    off = GaussSuppression(singletons=False).apply(few).table
+    assert not _is_suppressed(off, "Industry", "Portugal")
+    dom = _magnitude1(Dominance(n=1, k=80))
+    on = GaussSuppression().apply(dom).table
+    off = GaussSuppression(singletons=False).apply(dom).table
+    for cell in [("Governmental", "Total"), ("Industry", "Total")]:
+        assert _is_suppressed(on, *cell) and not _is_suppressed(off, *cell)
+    assert singleton_reveals(on) == [] and singleton_reveals(off) != []
+
+
+def test_no_warning_on_an_ordinary_table() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        GaussSuppression().apply(_magnitude1(Dominance(n=1, k=80)))

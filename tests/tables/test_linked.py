@@ -1,0 +1,226 @@
+"""Linked tables: common cells, consistent suppression, the joint audit."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+import pytest
+
+from sdckit import SdcError
+from sdckit.tables import (
+    CellStatus,
+    HypercubeSuppression,
+    LinkedTables,
+    MinFrequency,
+    ModularSuppression,
+    TableMethod,
+    audit,
+)
+
+
+def _records(counts: dict[tuple[str, str, str], int]) -> pl.DataFrame:
+    rows = []
+    for (region, sex, age), n in counts.items():
+        rows += [{"region": region, "sex": sex, "age": age}] * n
+    return pl.DataFrame(rows)
+
+
+@pytest.fixture
+def linked() -> LinkedTables:
+    """region x sex and region x age; (r1, m) = 2 is the only cell under 3."""
+    df = _records(
+        {
+            ("r1", "m", "a1"): 1,
+            ("r1", "m", "a2"): 1,
+            ("r1", "f", "a1"): 5,
+            ("r1", "f", "a2"): 3,
+            ("r2", "m", "a1"): 3,
+            ("r2", "m", "a2"): 2,
+            ("r2", "f", "a1"): 3,
+            ("r2", "f", "a2"): 4,
+        }
+    )
+    return LinkedTables.from_microdata(df, [["region", "sex"], ["region", "age"]])
+
+
+def test_common_cells_are_the_shared_margin(linked: LinkedTables) -> None:
+    t1, t2 = linked.tables
+    assert linked.n_distinct == 9 + 9 - 3
+    common = linked.common_cells
+    assert len(common) == 3
+    pairs = {(t1.cell_label(c1), t2.cell_label(c2)) for (_, c1), (_, c2) in common}
+    assert pairs == {
+        ("region='Total', sex='Total'", "region='Total', age='Total'"),
+        ("region='r1', sex='Total'", "region='r1', age='Total'"),
+        ("region='r2', sex='Total'", "region='r2', age='Total'"),
+    }
+    for (_, c1), (_, c2) in common:
+        assert t1.values[c1] == t2.values[c2]
+    m = linked.constraint_matrix
+    assert m.shape[1] == 15
+    # 6 relations each; the grand total over the regions is the same relation in both
+    assert m.shape[0] == 11
+    assert np.allclose(m @ linked.values, 0)
+
+
+def test_a_suppressed_common_cell_is_suppressed_in_the_other_table(
+    linked: LinkedTables,
+) -> None:
+    lk = linked.apply_rules(MinFrequency(threshold=3))
+    t1, t2 = lk.tables
+    t1 = t1.suppress([t1.cell(region="r1", sex="Total")])
+    synced = lk.with_tables([t1, t2]).synced()
+    s2 = synced.tables[1]
+    assert s2.status[s2.cell(region="r1", age="Total")] == CellStatus.SECONDARY
+    assert synced.consistent
+    assert not lk.with_tables([t1, t2]).consistent
+
+
+def _leaky(linked: LinkedTables) -> LinkedTables:
+    """(r1, m) protected in table 1 through the region margin, which table 2 publishes the
+    parts of: each table's audit passes, the joint one does not."""
+    lk = linked.apply_rules(MinFrequency(threshold=3))
+    t1, t2 = lk.tables
+    t1 = t1.suppress(
+        [
+            t1.cell(region="r1", sex="Total"),
+            t1.cell(region="r2", sex="m"),
+            t1.cell(region="r2", sex="Total"),
+        ]
+    )
+    return lk.with_tables([t1, t2]).synced()
+
+
+def test_pattern_safe_in_each_table_fails_jointly(linked: LinkedTables) -> None:
+    leaky = _leaky(linked)
+    t1, t2 = leaky.tables
+    p = t1.cell(region="r1", sex="m")
+    assert t1.primary.tolist().count(True) == 1 and t1.primary[p]
+    assert audit(t1).ok and audit(t1).interval(p) == (0.0, 7.0)
+    assert audit(t2).ok  # no primary in table 2, the margin cells are secondaries
+    joint = leaky.audit()
+    assert not joint.ok
+    assert joint.under_protected == [(0, p)]
+    assert joint.interval(0, p, leaky) == (2.0, 2.0)  # r1 total = 6 + 4 from table 2
+    assert joint.summary().to_dict()["under-protected cells"] == 1
+
+
+@pytest.mark.parametrize("method", [HypercubeSuppression(), ModularSuppression()])
+def test_protect_gives_a_consistent_pattern_that_passes_jointly(
+    linked: LinkedTables, method: Any
+) -> None:
+    lk = linked.apply_rules(MinFrequency(threshold=3))
+    res = lk.protect(method)
+    assert res.protected and res.audit.ok
+    assert res.linked.consistent
+    t1 = res.linked.tables[0]
+    assert t1.suppressed[t1.cell(region="r1", sex="m")]
+    assert all(audit(t).ok for t in res.tables)
+    assert all(t.protected is True for t in res.tables)
+    # the leaky start is repaired: table 2's method protects the forced margin cells
+    fixed = _leaky(linked).protect(method)
+    assert fixed.audit.ok and fixed.linked.consistent
+    t2 = fixed.linked.tables[1]
+    assert t2.suppressed[t2.cell(region="r1", age="Total")]
+    assert t2.suppressed.sum() >= 4
+
+
+class _KeepPattern(TableMethod):
+    """A 'method' that adds nothing, so that only the joint repair can protect."""
+
+    kind: ClassVar[str] = "suppression"
+    family: ClassVar[str | None] = None
+
+    def apply(self, table: Any) -> Any:
+        return SimpleNamespace(table=table)
+
+    @classmethod
+    def contract_example(cls) -> Any:  # pragma: no cover - not registered
+        raise NotImplementedError
+
+
+def test_joint_repair_protects_a_leak(linked: LinkedTables) -> None:
+    res = _leaky(linked).protect(_KeepPattern())
+    assert res.joint_repairs > 0
+    assert res.audit.ok and res.linked.consistent
+    p = res.linked.tables[0].cell(region="r1", sex="m")
+    lo, hi = res.audit.interval(0, p, res.linked)
+    assert lo <= 1.0 and hi >= 3.0
+    assert res.summary().to_dict()["cells added by the joint repair"] == res.joint_repairs
+
+
+def test_primary_common_cell_is_protected_in_both_tables() -> None:
+    # region r3 has two records: its margin cell is primary in both tables
+    df = _records(
+        {
+            ("r1", "m", "a1"): 4,
+            ("r1", "f", "a2"): 5,
+            ("r1", "m", "a2"): 3,
+            ("r1", "f", "a1"): 6,
+            ("r2", "m", "a1"): 5,
+            ("r2", "f", "a2"): 4,
+            ("r2", "m", "a2"): 3,
+            ("r2", "f", "a1"): 4,
+            ("r3", "m", "a1"): 1,
+            ("r3", "f", "a2"): 1,
+        }
+    )
+    lk = LinkedTables.from_microdata(df, [["region", "sex"], ["region", "age"]])
+    lk = lk.apply_rules(MinFrequency(threshold=3))
+    t1, t2 = lk.tables
+    assert t1.primary[t1.cell(region="r3", sex="Total")]
+    assert t2.primary[t2.cell(region="r3", age="Total")]
+    res = lk.protect()
+    assert res.audit.ok and res.linked.consistent
+    for t, dim in zip(res.linked.tables, ("sex", "age"), strict=True):
+        assert t.suppressed[t.cell(region="r3", **{dim: "Total"})]
+        assert audit(t).ok
+
+
+def test_bad_inputs(linked: LinkedTables) -> None:
+    from sdckit.tables import Table
+
+    df = pl.DataFrame({"region": ["a", "b", "a"], "sex": ["m", "f", "f"], "age": ["x", "y", "y"]})
+    with pytest.raises(SdcError, match="drop"):
+        LinkedTables.from_microdata(df, [["region", "sex"], ["region", "age"]], missing="drop")
+    a = Table.from_microdata(df, ["region", "sex"])
+    b = Table.from_microdata(df, {"region": {"All": ["a", "b"]}, "age": None})
+    with pytest.raises(SdcError, match="different hierarchies"):
+        LinkedTables([a, b])
+    c = Table.from_microdata(df.filter(pl.col("sex") == "f"), {"region": ["a", "b"], "age": None})
+    with pytest.raises(SdcError, match="disagree on a common cell"):
+        LinkedTables([a, c])
+    with pytest.raises(SdcError, match="two Table"):
+        LinkedTables([a])
+    with pytest.raises(SdcError, match="method"):
+        linked.protect("hypercube")
+
+
+def test_hierarchical_variable_shared_by_both_tables() -> None:
+    df = _records(
+        {
+            ("r1", "m", "a1"): 4,
+            ("r1", "f", "a2"): 5,
+            ("r2", "m", "a1"): 1,
+            ("r2", "f", "a2"): 6,
+            ("r3", "m", "a2"): 7,
+            ("r3", "f", "a1"): 3,
+        }
+    )
+    region = {"Total": ["N", "S"], "N": ["r1", "r2"], "S": ["r3"]}
+    lk = LinkedTables.from_microdata(
+        df, [["region", "sex"], ["region", "age"]], hierarchies={"region": region}
+    )
+    # Total, N, r1, r2, S, r3 at the other variable's total: six common cells
+    assert len(lk.common_cells) == 6
+    res = lk.apply_rules(MinFrequency(threshold=3)).protect()
+    assert res.audit.ok and res.linked.consistent
+    t1, t2 = res.linked.tables
+    assert t1.primary[t1.cell(region="r2", sex="m")]
+    for t, dim in ((t1, "sex"), (t2, "age")):
+        for code in ("N", "S", "r1", "r2", "r3"):
+            c = t.cell(region=code, **{dim: "Total"})
+            assert t.suppressed[c] == t1.suppressed[t1.cell(region=code, sex="Total")]

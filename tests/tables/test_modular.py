@@ -1,0 +1,216 @@
+"""The modular method: exact protection per sub-table, robust LP status handling."""
+
+from __future__ import annotations
+
+import itertools
+
+import highspy
+import numpy as np
+import polars as pl
+import pytest
+import scipy.sparse as sp
+
+from sdckit.tables import (
+    Hierarchy,
+    MarkedCells,
+    MinFrequency,
+    PPercent,
+    Table,
+    _lp,
+    apply_rules,
+    audit,
+    suppress_modular,
+    suppress_optimal,
+)
+from sdckit.tables.examples import with_margins
+from sdckit.tables.suppression._subtables import shared_upward, subtables
+
+ISSUE_TABLE = np.array([[44, 21, 23], [33, 11, 22], [11, 10, 1]])
+
+
+def _issue_table() -> Table:
+    """The 3 x 3 table of issue 13 with its margins (4 x 4 cells, totals first)."""
+    return Table.from_array(with_margins(ISSUE_TABLE), {"r": ["a", "b", "c"], "c": ["x", "y", "z"]})
+
+
+def test_the_issue_example_gets_the_optimum() -> None:
+    # before: the joined cheapest paths (one LP per direction) gave 5 secondaries worth 78
+    t = _issue_table()
+    marked = apply_rules(t, MarkedCells(cells=[t.cell(r="c", c="y")], upper=5, lower=5))
+    res = suppress_modular(marked)
+    assert res.n_secondary == 3 and res.secondary_value == 55
+    assert res.protected and audit(res.table).ok
+    assert res.details["subtable_milp"] == 1 and res.details["subtable_proven"] == 1
+    old = suppress_modular(marked, exact=False)
+    assert old.secondary_value > res.secondary_value
+
+
+@pytest.mark.parametrize("cost", ["value", "unity"])
+def test_a_flat_table_is_protected_optimally(cost: str) -> None:
+    # a table without hierarchy is one sub-table: the modular pattern is the optimal one
+    t = _issue_table()
+    for cell in range(t.n_cells):
+        marked = apply_rules(t, MarkedCells(cells=[cell], upper=5, lower=5))
+        mod = suppress_modular(marked, cost=cost)
+        opt = suppress_optimal(marked, cost=cost)
+        assert mod.cost == pytest.approx(opt.cost), cell
+        assert audit(mod.table).ok
+
+
+def test_two_primaries_of_one_subtable_are_solved_together() -> None:
+    t = _issue_table()
+    marked = apply_rules(
+        t, MarkedCells(cells=[t.cell(r="a", c="y"), t.cell(r="c", c="z")], upper=3, lower=3)
+    )
+    mod = suppress_modular(marked, cost="unity")
+    opt = suppress_optimal(marked, cost="unity")
+    assert mod.cost == pytest.approx(opt.cost)
+
+
+REGION = Hierarchy.from_dict({"T": ["N", "S"], "N": ["n1", "n2", "n3"], "S": ["s1", "s2"]})
+SECTOR = Hierarchy.from_dict({"T": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2", "b3"]})
+
+
+def _hierarchical(seed: int, n: int = 160) -> Table:
+    rng = np.random.default_rng(seed)
+    df = pl.DataFrame(
+        {
+            "region": rng.choice(["n1", "n2", "n3", "s1", "s2"], n),
+            "sector": rng.choice(["a1", "a2", "b1", "b2", "b3"], n),
+            "v": np.round(rng.lognormal(3, 1.2, n)) + 1,
+        }
+    )
+    t = Table.from_microdata(df, {"region": REGION, "sector": SECTOR}, "v")
+    return apply_rules(t, [MinFrequency(threshold=3), PPercent(p=15)])
+
+
+def test_shared_upward_marks_the_cells_of_higher_subtables() -> None:
+    # a cell is marked exactly when a sub-table processed before (higher up) holds it too
+    t = _hierarchical(1)
+    subs = subtables(t)
+    depth = [sum(int(h.depth[n]) for h, n in zip(t.hierarchies, t.node_index[int(c.flat[0])],
+                                                 strict=True)) for c in subs]  # fmt: skip
+    assert not shared_upward(t, subs[0]).any()
+    for i, cells in enumerate(subs):
+        higher = set()
+        for j, other in enumerate(subs):
+            if depth[j] < depth[i]:
+                higher |= set(other.ravel().tolist())
+        expected = np.isin(cells, list(higher))
+        assert np.array_equal(shared_upward(t, cells), expected)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_exact_subtables_leave_little_to_repair(seed: int) -> None:
+    t = _hierarchical(seed)
+    exact = suppress_modular(t)
+    paths = suppress_modular(t, exact=False)
+    assert exact.protected and audit(exact.table).ok
+    assert paths.protected and audit(paths.table).ok
+    assert exact.details["subtables_failing"] == 0
+    # the exact sub-table patterns are never worse in total here (the repair aside)
+    assert exact.cost <= paths.cost * 1.05
+
+
+# ------------------------------------------------------------------ LP status handling
+class _Flaky:
+    """A HiGHS model whose chosen solves report status Unknown (as after an unbounded LP)."""
+
+    def __init__(self, h: highspy.Highs, fail: set[int]) -> None:
+        self._h = h
+        self._fail = fail
+        self.runs = 0
+        self.cleared = 0
+        self._bad = False
+
+    def run(self):
+        self.runs += 1
+        self._bad = self.runs in self._fail
+        return self._h.run()
+
+    def getModelStatus(self):
+        if self._bad:
+            return highspy.HighsModelStatus.kUnknown
+        return self._h.getModelStatus()
+
+    def clearSolver(self):
+        self.cleared += 1
+        self._bad = False
+        return self._h.clearSolver()
+
+    def __getattr__(self, name):
+        return getattr(self._h, name)
+
+
+def _model() -> highspy.Highs:
+    # d0 = d1 + d2 with d0 in [-10, 5], d1 in [-4, 3], d2 in [-6, 8]
+    a = sp.csr_matrix(np.array([[1.0, -1.0, -1.0]]))
+    return _lp.new_highs(
+        a, np.zeros(1), np.zeros(1), np.array([-10.0, -4, -6]), np.array([5.0, 3, 8])
+    )
+
+
+def test_an_unknown_status_is_resolved_cold() -> None:
+    flaky = _Flaky(_model(), fail={1})
+    flaky.changeColCost(0, 1.0)
+    flaky.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    status = _lp.solve(flaky)
+    assert status == highspy.HighsModelStatus.kOptimal
+    assert flaky.cleared == 1 and flaky.runs == 2
+    assert flaky.getInfo().objective_function_value == pytest.approx(5.0)
+
+
+def test_the_basis_of_an_unbounded_lp_is_dropped() -> None:
+    a = sp.csr_matrix(np.array([[1.0, -1.0, -1.0]]))
+    h = _lp.new_highs(a, np.zeros(1), np.zeros(1), np.array([-10.0, -4, -6]), np.full(3, np.inf))
+    h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    h.changeColCost(0, 1.0)
+    assert _lp.solve(h) == highspy.HighsModelStatus.kUnbounded
+    h.changeColCost(0, -1.0)  # the minimum of d0, warm-started after the unbounded solve
+    assert _lp.solve(h) == highspy.HighsModelStatus.kOptimal
+    assert h.getInfo().objective_function_value == pytest.approx(10.0)
+
+
+def test_intervals_and_patterns_survive_unknown_statuses(monkeypatch) -> None:
+    # before: "HiGHS stopped with status Unknown" (a warm-started interval LP after an
+    # unbounded one) aborted the modular method; every third solve now fails once
+    t = _hierarchical(3)
+    clean = suppress_modular(t)
+    real = _lp.new_highs
+
+    def flaky_highs(*args, **kwargs):
+        return _Flaky(real(*args, **kwargs), fail=set(range(1, 10_000, 3)))
+
+    for module in ("sdckit.tables._lp", "sdckit.tables.suppression._common",
+                   "sdckit.tables.suppression._solver"):  # fmt: skip
+        monkeypatch.setattr(f"{module}.new_highs", flaky_highs)
+    shaky = suppress_modular(t)
+    assert shaky.protected and audit(shaky.table).ok
+    assert shaky.cost == pytest.approx(clean.cost)
+    m = t.constraint_matrix
+    cells = np.flatnonzero(t.suppressed)
+    a = t.values[cells]
+    zeros = np.zeros(m.shape[0])
+    lo, hi = _lp.feasibility_intervals(m[:, cells], zeros, zeros, -a, np.full(len(a), np.inf))
+    monkeypatch.undo()
+    lo2, hi2 = _lp.feasibility_intervals(m[:, cells], zeros, zeros, -a, np.full(len(a), np.inf))
+    assert np.allclose(lo, lo2) and np.array_equal(hi, hi2)
+
+
+def test_an_lp_that_never_answers_is_an_error(monkeypatch) -> None:
+    flaky = _Flaky(_model(), fail=set(range(1, 100)))
+    flaky.clearSolver = lambda: None  # the failure survives the cold start and the fallbacks
+    flaky.changeColCost(0, 1.0)
+    status = _lp.solve(flaky)
+    assert status == highspy.HighsModelStatus.kUnknown
+    with pytest.raises(Exception, match="HiGHS"):
+        _lp._interval_lp(flaky, 0, 3, highspy.ObjSense.kMaximize)
+
+
+def test_every_cell_combination_of_a_small_table_is_protected() -> None:
+    t = _issue_table()
+    interior = np.flatnonzero(~t.is_total)
+    for pair in itertools.combinations(interior.tolist(), 2):
+        marked = apply_rules(t, MarkedCells(cells=list(pair), upper=4, lower=4))
+        res = suppress_modular(marked)
+        assert audit(res.table).ok
