@@ -8,40 +8,30 @@ output is its input file) and a table no pattern can protect exit with status 2 
 message.  Every pattern is audited (in check mode without an ``[audit]`` section); when the
 audit finds an under-protected cell, neither the published table nor the external report is
 written and the status is 1.
+
+``sdckit table BATCH.arb`` runs a tau-ARGUS batch file instead: every ``<SPECIFYTABLE>`` is a
+table job (:func:`sdckit.jobs.tauargus.load_arb_jobs`, all validated before the first runs),
+run in order and printed like a TOML job; the status is 1 when the audit of any table failed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from sdckit.cli._common import progress_bar, reported_errors, stdout_console
+from sdckit.cli._common import fail, progress_bar, reported_errors, stdout_console
 
 __all__ = ["table_command"]
 
 
-def table_command(
-    job_file: Annotated[Path, typer.Argument(help="The table job file (TOML).")],
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Random seed (no table method is random yet).")
-    ] = None,
-) -> None:
-    """Protect a statistical table: sensitivity rules, secondary suppression, audit."""
+def _print_outcome(console: Any, job: Any, outcome: Any) -> bool:
+    """Print the summary of one table job and what it wrote; True when the audit passed."""
     from rich.table import Table as RichTable
 
     from sdckit._results import format_value
-    from sdckit._validation import check_int
-    from sdckit.jobs import load_table_job, run_table_job
 
-    console = stdout_console()
-    with reported_errors():
-        if seed is not None:
-            check_int(seed, "--seed", minimum=0)
-        job = load_table_job(job_file)
-        with progress_bar(console) as progress:
-            outcome = run_table_job(job, progress=progress)
     table, result, checked, written = outcome
     summary = RichTable(title=job.title, title_justify="left")
     summary.add_column("measure")
@@ -56,9 +46,46 @@ def table_command(
         console.print(f"Wrote {p}")
     if not checked.ok:
         withheld = " and ".join(str(p) for p in outcome.withheld) or "no published output"
+        where = f"{job.title}: " if job.path.suffix.lower() == ".arb" else ""
         typer.echo(
-            f"Error: the audit found {len(checked.under_protected)} under-protected primary "
-            f"cell(s); not written: {withheld}. Do not publish this pattern.",
+            f"Error: {where}the audit found {len(checked.under_protected)} under-protected "
+            f"primary cell(s); not written: {withheld}. Do not publish this pattern.",
             err=True,
         )
+    return bool(checked.ok)
+
+
+def table_command(
+    job_file: Annotated[
+        Path,
+        typer.Argument(help="The table job file (TOML), or a tau-ARGUS batch file (.arb)."),
+    ],
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Random seed (no table method is random yet).")
+    ] = None,
+) -> None:
+    """Protect a statistical table: sensitivity rules, secondary suppression, audit."""
+    from sdckit._validation import check_int
+    from sdckit.errors import SdcError
+    from sdckit.jobs import load_table_job, run_table_job
+    from sdckit.jobs.tauargus import load_arb_jobs
+
+    console = stdout_console()
+    batch = job_file.suffix.lower() == ".arb"
+    with reported_errors():
+        if seed is not None:
+            check_int(seed, "--seed", minimum=0)
+        jobs = load_arb_jobs(job_file) if batch else [load_table_job(job_file)]
+    ok = True
+    for job in jobs:
+        with reported_errors():
+            try:
+                with progress_bar(console) as progress:
+                    outcome = run_table_job(job, progress=progress)
+            except SdcError as exc:
+                if not batch:
+                    raise
+                raise fail(f"{job.title}: {exc}") from None
+        ok = _print_outcome(console, job, outcome) and ok
+    if not ok:
         raise typer.Exit(1)

@@ -104,7 +104,7 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     from sdckit.io import read_data
     from sdckit.tables import Table
 
-    unknown_keys(input_spec, {"file", "format", "kind", "na_values"}, "input")
+    unknown_keys(input_spec, {"file", "format", "kind", "na_values", "engine"}, "input")
     unknown_keys(
         spec,
         {
@@ -132,6 +132,9 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
         not isinstance(na_values, list) or not all(isinstance(v, str) for v in na_values)
     ):
         raise ParameterError("[input] 'na_values' must be a list of strings.")
+    engine = input_spec.get("engine")
+    if engine is not None:
+        return _build_on_engine(base, input_spec, spec, dims, engine)
     # the codes of the dimensions are read exactly as written (text), as key variables are
     frame = read_data(
         path_of(base, input_spec["file"], "input file"),
@@ -177,6 +180,53 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     return Table.from_frame(
         frame, dimensions, value, n_contributors=spec.get("n_contributors"), top=spec.get("top")
     )
+
+
+def _build_on_engine(
+    base: Path, input_spec: dict[str, Any], spec: dict[str, Any], dims: list[str], engine: Any
+) -> Any:
+    """``[input] engine = "..."``: the cells aggregated where the records are (Parquet only)."""
+    from sdckit.engines import ENGINES, table_on_engine
+
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ParameterError(
+            f"[input] 'engine' must be one of {', '.join(repr(e) for e in ENGINES)}."
+        )
+    if input_spec.get("kind", "microdata") != "microdata":
+        raise ParameterError("[input] 'engine' is for microdata inputs (kind = \"microdata\").")
+    path = path_of(base, input_spec["file"], "input file")
+    fmt = input_spec.get("format") or path.suffix.lstrip(".").lower()
+    if fmt != "parquet" and not path.is_dir():
+        raise ParameterError(
+            "[input] 'engine' needs a Parquet file (or a directory of Parquet files): the "
+            "engines read the dimension codes with their stored types; convert the file or "
+            "remove 'engine'."
+        )
+    if "na_values" in input_spec:
+        raise ParameterError(
+            "[input] 'na_values' is for text files; a Parquet file read by an engine has its "
+            "missing values stored as nulls: remove 'na_values'."
+        )
+    for key in ("n_contributors", "top"):
+        if key in spec:
+            raise ParameterError(f"[table] {key!r} is for kind = \"cells\" inputs.")
+    hierarchies = spec.get("hierarchies", {})
+    if not isinstance(hierarchies, dict):
+        raise ParameterError("[table] 'hierarchies' must be a table: column -> hierarchy.")
+    for key in ("value", "weight"):
+        if key in spec and not isinstance(spec[key], str):
+            raise ParameterError(f"[table] {key!r} must be a column name.")
+    n_top = check_int(spec.get("n_top", 3), "table.n_top", minimum=1)
+    cells = table_on_engine(
+        str(path),
+        {d: hierarchies.get(d) for d in dims},
+        spec.get("value"),
+        weight=spec.get("weight"),
+        n_top=n_top,
+        missing=spec.get("missing", "error"),
+        engine=engine,
+    )
+    return cells.to_table()
 
 
 def _rules(specs: Any) -> tuple[Any, ...]:

@@ -1,0 +1,150 @@
+"""``sdckit table BATCH.arb``: a tau-ARGUS batch file run as table jobs from the command line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from sdckit.cli.app import app
+from sdckit.jobs import run_table_job
+from sdckit.jobs.tauargus import load_arb, load_arb_jobs
+from sdckit.tables import audit
+
+DATA = Path(__file__).resolve().parents[1] / "tables" / "data" / "tauargus"
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write_asc(src: Path, target: Path) -> None:
+    """sdcMicro's testdata as the fixed-format .asc file that testdata.rda describes."""
+    df = pl.read_csv(src)
+    with target.open("w") as f:
+        for r in df.iter_rows(named=True):
+            f.write(
+                f"{r['urbrur']}{r['roof']}{r['walls']}{r['water']}{r['relat']}{r['sex']}"
+                f"{round(r['income']):>10d}{r['sampling_weight']:>4d}\n"
+            )
+
+
+@pytest.fixture(scope="module")
+def asc(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    path = tmp_path_factory.mktemp("asc") / "testdata.asc"
+    write_asc(shared_data / "testdata.csv", path)
+    return path
+
+
+def batch_copy(target: Path, asc: Path, name: str = "testdata.arb") -> Path:
+    """The example batch with its .rda, .hrc and .asc in ``target`` (outputs go to out/)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for file in ("testdata.rda", "water.hrc"):
+        shutil.copy(DATA / file, target / file)
+    shutil.copy(asc, target / "testdata.asc")
+    shutil.copy(DATA / "testdata.arb", target / name)
+    return target / name
+
+
+def assert_one_line_error(code: int, stdout: str, stderr: str, *needles: str) -> None:
+    assert code == 2, (stdout, stderr)
+    assert "Traceback" not in stdout + stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("Error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_batch_runs_every_table_as_the_api_does(tmp_path: Path, asc: Path) -> None:
+    arb = batch_copy(tmp_path / "cli", asc, name="TestData.ARB")  # the suffix in any case
+    code, stdout, stderr = run("table", arb)
+    assert code == 0, stderr
+    assert "Traceback" not in stdout + stderr
+    text = "".join(stdout.split())  # rich wraps long lines, paths included
+
+    def squash(s: str) -> str:
+        return "".join(s.split())
+
+    # every table in order, each followed by what it wrote
+    titles = [squash(f"tau-ARGUS batch TestData.ARB, table {k}") for k in (1, 2, 3)]
+    at = [text.index(t) for t in titles]
+    assert at == sorted(at)
+    expected = {
+        1: ["out/water_roof_status.csv", "out/water_roof.csv"],
+        2: ["out/relat_sex.csv"],  # <WRITETABLE> "out/relat_sex.txt", written as CSV
+        3: ["out/roof_sex.csv"],
+    }
+    ends = [*at[1:], len(text)]
+    for k, files in expected.items():
+        block = text[at[k - 1] : ends[k - 1]]
+        assert squash("every suppressed cell protected") in block
+        for name in files:
+            assert squash(f"Wrote {arb.parent / name}") in block, (k, name)
+    assert text.count("Wrote") == 4
+    # the same batch through load_arb + run_table_job (another folder: its own outputs)
+    direct_arb = batch_copy(tmp_path / "api", asc)
+    jobs = load_arb_jobs(direct_arb)
+    assert len(jobs) == 3
+    for k, job in enumerate(jobs, start=1):
+        assert load_arb(direct_arb, table=k).output_table == job.output_table
+        res = run_table_job(job)
+        assert res.protected and not res.withheld
+        for written in res.written:
+            mine = arb.parent / written.relative_to(direct_arb.parent)
+            assert pl.read_csv(mine).equals(pl.read_csv(written)), mine
+        # the published table hides every primary (and secondary) cell, and the audit of
+        # the pattern passes
+        checked = audit(res.table, intervals="exact")
+        assert checked.ok and len(checked.under_protected) == 0
+        primaries = int(res.table.primary.sum())
+        assert primaries > 0
+        if job.output_table is not None:
+            published = pl.read_csv(arb.parent / job.output_table.relative_to(direct_arb.parent))
+            hidden = published["value"].is_null().to_list()
+            suppressed = (res.table.primary | res.table.secondary).tolist()
+            assert hidden == suppressed
+            assert published["suppressed"].to_list() == suppressed
+        if job.output_full is not None:
+            full = pl.read_csv(arb.parent / job.output_full.relative_to(direct_arb.parent))
+            assert int((full["status"] == "primary").sum()) == primaries
+            assert full["value"].to_list() == pytest.approx(res.table.values.tolist())
+
+
+def test_an_unsupported_batch_command_is_one_line(tmp_path: Path, asc: Path) -> None:
+    arb = batch_copy(tmp_path, asc)
+    text = arb.read_text(encoding="utf-8")
+    arb.write_text(text.replace("<SUPPRESS> GH(2,100,0,1)", "<SUPPRESS> RND(2,1)"), "utf-8")
+    code, stdout, stderr = run("table", arb)
+    assert_one_line_error(code, stdout, stderr, "Line 15", "'testdata.arb'", "RND is not supported")
+    assert not (tmp_path / "out").exists()  # refused before the first table runs
+    arb.write_text(text.replace("<OPENMICRODATA>", "<OPENTABLEDATA>"), "utf-8")
+    assert_one_line_error(*run("table", arb), "Line 2", "<OPENTABLEDATA> is not supported")
+    assert_one_line_error(*run("table", tmp_path / "none.arb"), "'none.arb' does not exist")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failed_audit_in_a_batch_withholds_that_table(
+    tmp_path: Path, asc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.tables import HypercubeSuppression
+    from sdckit.tables.suppression._common import make_result
+
+    def no_secondaries(self, table):  # a method that gives back the primaries alone
+        return make_result(table, table, "hypercube", table.values, False, 0.0, None)
+
+    monkeypatch.setattr(HypercubeSuppression, "apply", no_secondaries)
+    arb = batch_copy(tmp_path, asc)
+    code, stdout, stderr = run("table", arb)
+    assert code == 1, (stdout, stderr)
+    assert "Traceback" not in stdout + stderr
+    assert "table 2: the audit found" in stderr and "Do not publish" in stderr
+    assert not (tmp_path / "out" / "relat_sex.csv").exists()
+    # the other tables ran and wrote their outputs
+    for name in ("water_roof.csv", "water_roof_status.csv", "roof_sex.csv"):
+        assert (tmp_path / "out" / name).is_file()
