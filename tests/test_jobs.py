@@ -101,6 +101,25 @@ def test_run_without_writing(demo_job_path: Path, tmp_path: Path) -> None:
     assert len(result.session.history) == 5
 
 
+def test_methods_within_strata_report_each_stratum(demo_job_path: Path, tmp_path: Path) -> None:
+    text = demo_job_path.read_text(encoding="utf-8").replace(
+        'dataset = "demo"', 'dataset = "demo"\nrows = 2000'
+    )
+    path = tmp_path / "job.toml"
+    path.write_text(text[: text.index("[ru_map]")], encoding="utf-8")
+    job = load_job(path, output_dir=tmp_path / "out")
+    n_strata = job.microdata.frame["stratum"].n_unique()
+    seen: list[tuple[str, int, int]] = []
+    run_job(job, write=False, progress=lambda stage, done, total: seen.append((stage, done, total)))
+    strata = [s for s in seen if s[0].endswith("strata")]
+    # the demo's local suppression (step 3) and microaggregation (step 5) work within strata
+    assert sorted({s[0] for s in strata}) == ["Step 3: strata", "Step 5: strata"]
+    for stage in ("Step 3: strata", "Step 5: strata"):
+        assert [(d, t) for s, d, t in strata if s == stage] == [
+            (i, n_strata) for i in range(1, n_strata + 1)
+        ]
+
+
 def test_the_method_reference_in_the_docs_is_generated_from_the_registry() -> None:
     text = (DOCS / "job-files.md").read_text(encoding="utf-8")
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sdckit.jobs.load import Job
+from sdckit.masking import strata_progress
 from sdckit.microdata import Microdata
 from sdckit.release import Release
 from sdckit.risk.assessment import RiskAssessment, assess_risk
@@ -180,7 +181,13 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
     n = len(job.steps)
     report("Protection steps", 0, n)
     for i, spec in enumerate(job.steps, start=1):
-        session.apply(spec.method)
+        stage = f"Step {i}: strata"
+
+        def over_strata(done: int, total: int, stage: str = stage) -> None:
+            report(stage, done, total)
+
+        with strata_progress(over_strata):  # methods working within strata report each one
+            session.apply(spec.method)
         report("Protection steps", i, n)
     ru = _run_ru_map(job, session, report)
     met: bool | None = None
