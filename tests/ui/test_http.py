@@ -225,7 +225,7 @@ def test_the_job_file_reproduces_the_session(server: UIServer, tmp_path: Path) -
     wait(server)
     ws = server.workspace
     assert ws.session.original.frame["region"].dtype == pl.String  # codes kept: 007 and 7
-    import sdckit.ui._jobs as _jobs
+    import sdckit.jobs.sections as _jobs
 
     as_a_job_reads_it = _jobs.read_input(ws.source.input_spec(), ws.roles)
     assert ws.session.original.frame.equals(as_a_job_reads_it)

@@ -193,7 +193,7 @@ async def protect(request: Request) -> Response:
     fields = fields_for(cls)
     try:
         params = parse_fields(fields, form)
-        import sdckit.ui._jobs as _jobs
+        import sdckit.jobs.sections as _jobs
 
         _jobs.table_method(name, params)
         if ws.tables.marked is None:

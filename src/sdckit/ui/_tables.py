@@ -2,7 +2,7 @@
 
 :class:`TableState` keeps the ``[input]``, ``[table]``, ``[[rules]]``, ``[suppression]`` and
 ``[audit]`` tables of a table job (``docs/job-files.md``), and builds everything through the
-jobs layer (:mod:`sdckit.ui._jobs`), so the exported job gives the same table with
+jobs layer (:mod:`sdckit.jobs.sections`), so the exported job gives the same table with
 ``sdckit table``.  The secondary suppression and the audit run in a child process, so that
 *Cancel* stops them at once (:func:`sdckit.ui._tasks.run_in_process`).
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-import sdckit.ui._jobs as _jobs
+import sdckit.jobs.sections as _jobs
 from sdckit.errors import ParameterError
 from sdckit.ui._tasks import run_in_process
 from sdckit.ui._toml import dumps, same_document

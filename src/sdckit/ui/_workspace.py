@@ -4,7 +4,7 @@
 (the input, the roles, the steps with their parameters, the target, the release plan, the R-U
 map) are kept as the tables of a job file, so that :meth:`Workspace.job_document` is the job
 that reproduces the session, and they are validated by the jobs layer's own functions
-(:mod:`sdckit.ui._jobs`).  Work that takes time runs as a background task
+(:mod:`sdckit.jobs.sections`).  Work that takes time runs as a background task
 (:mod:`sdckit.ui._tasks`); a task changes the state only once it has finished, under the lock.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import sdckit.ui._jobs as _jobs
+import sdckit.jobs.sections as _jobs
 from sdckit.errors import DataError, ParameterError, SdcError
 from sdckit.microdata import Microdata
 from sdckit.protection import registry

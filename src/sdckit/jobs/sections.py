@@ -1,11 +1,11 @@
-"""The UI's one door into the jobs layer: the same reading, validation and running as a job file.
+"""A job one section at a time: for interfaces that build a job interactively (the browser UI).
 
-The browser session must give what ``sdckit protect`` gives on the job file it exports, byte for
-byte.  So the UI does not re-implement how a job reads its input (which columns of a CSV file
-are read as text), checks its roles, builds a step's method (parameters, columns, seeds) or its
-R-U map: it calls the jobs layer's own functions, gathered here so that the coupling to their
-(private) names sits in one module.  ``docs/ui.md`` lists what should become public API of
-:mod:`sdckit.jobs`.
+An interface that lets the user build a job step by step must give what ``sdckit protect`` gives
+on the job file it exports, byte for byte.  So it does not re-implement how a job reads its
+input (which columns of a CSV file are read as text), checks its roles, builds a step's method
+(parameters, columns, seeds), its release plan or its R-U map: these functions are the ones
+:func:`~sdckit.jobs.load_job` and :func:`~sdckit.jobs.run_job` use, one section of a job file
+(as a dict of the TOML table) at a time.
 """
 
 from __future__ import annotations
