@@ -36,9 +36,8 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _memory import PeakMemory  # noqa: E402
-
-from sdckit.tables import (  # noqa: E402
+from _memory import PeakMemory
+from sdckit.tables import (
     GaussSuppression,
     Hierarchy,
     MinFrequency,
@@ -48,7 +47,7 @@ from sdckit.tables import (  # noqa: E402
     suppress_hypercube,
     suppress_modular,
 )
-from sdckit.tables._lp import feasibility_intervals  # noqa: E402
+from sdckit.tables._lp import feasibility_intervals
 
 
 def _zipf_choice(rng: np.random.Generator, k: int, size: int, s: float) -> np.ndarray:
@@ -163,10 +162,12 @@ def run_large(args: argparse.Namespace) -> None:
         "of the total) |"
     )
     keys = (
-        "rows", "model_nonzeros", "candidates", "pivots", "singleton_pivots",
+        "rows", "model_nonzeros", "candidates", "updates", "undone",
         "secondary_reveal", "secondary_singleton", "arithmetic", "work",
     )  # fmt: skip
-    print("\n" + ", ".join(f"{k}={d[k]:,}" if isinstance(d[k], int) else f"{k}={d[k]}" for k in keys))
+    print(
+        "\n" + ", ".join(f"{k}={d[k]:,}" if isinstance(d[k], int) else f"{k}={d[k]}" for k in keys)
+    )
     if args.sample:
         with PeakMemory() as mem_a:
             s = sampled_audit(res.table, args.sample)
@@ -189,7 +190,10 @@ def run_compare(args: argparse.Namespace) -> None:
     print("|---|---|---|---|---|")
     methods = [
         ("gauss", lambda t: GaussSuppression(repair_limit=10**6).apply(t)),
-        ("gauss (singletons off)", lambda t: GaussSuppression(singletons=False, repair_limit=10**6).apply(t)),
+        (
+            "gauss (singletons off)",
+            lambda t: GaussSuppression(singletons=False, repair_limit=10**6).apply(t),
+        ),
         ("modular", lambda t: suppress_modular(t, repair_limit=10**6)),
         ("hypercube", lambda t: suppress_hypercube(t, repair_limit=10**6)),
     ]

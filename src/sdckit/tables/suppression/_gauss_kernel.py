@@ -8,11 +8,16 @@ from the published cells exactly when its column is zero; a respondent who knows
 single-contributor cells ``S`` computes cell ``b`` exactly when ``b``'s column lies in the span
 of the columns of ``S``.  Both statements hold in any basis of the moves.
 
-Publishing cell ``c`` keeps the moves that do not change ``c``: the rows ``j_1 .. j_k`` with a
-non-zero in column ``c`` (sorted by their last column, so that neighbours overlap) are replaced
-by the ``k - 1`` chained combinations ``x_{i-1} * row_{j_i} - x_i * row_{j_{i-1}}`` and row
-``j_1`` is dropped.  Neighbouring rows share most of their cells, so the combinations stay
-short (an elimination through one pivot row would copy that row into every other one).
+Publishing cell ``c`` keeps the moves that do not change ``c``: among the rows ``j_1 .. j_k``
+with a non-zero in column ``c`` one pivot row ``p`` is dropped and every other row becomes
+``x_p * row_j - x_j * row_p`` (divided by the gcd of its entries).  The pivot is, in exact
+arithmetic, a row with the smallest ``|x_p|`` (a unit where there is one, so that the other
+rows are not multiplied up and the entries stay small), in floating point the largest
+(partial pivoting), and then the shortest row (least fill-in).  The span of the moves, and so
+every decision, does not depend on the pivot, only the work and the size of the entries do.
+(An earlier chained update, ``x_{i-1} * row_{j_i} - x_i * row_{j_{i-1}}``, meant to reduce
+fill-in, multiplied the rows up: integer overflow on tables of a few hundred rows, and wrong
+decisions in floating point.)
 
 Checks before publishing ``c``:
 
@@ -23,7 +28,10 @@ Checks before publishing ``c``:
   proportional to the column of a respondent's single cell, or in the span of the columns of
   a respondent's several cells (small dense rank tests), and no combination of a respondent's
   primary single-contributor cells computable from the published cells or by another
-  respondent.  A failed check undoes the update and suppresses ``c``.
+  respondent.  For a respondent with several cells, a change of any one of his columns
+  re-checks every primary and every other respondent sharing a row with *any* of his cells
+  (a primary can fall into the span of his columns while sharing rows only with the ones
+  that did not change).  A failed check undoes the update and suppresses ``c``.
 
 Storage (plain arrays): rows as sorted ``(column, value)`` blocks in the pool ``pc`` / ``pv``
 (``rs`` start, ``rl`` length, ``rcap`` capacity; a row that grows moves to the end of the pool,
@@ -141,7 +149,9 @@ def _set_flags(col, new, cnt, flags, hist_p, hist_a, ctr):
 
 
 @njit(cache=True)
-def _collect(c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, out_r, out_v):
+def _collect(
+    c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, out_r, out_v
+):
     """Rows holding column ``c`` (checked, de-duplicated) with their values."""
     k = 0
     for t in range(cs[c], cs[c] + cl[c]):
@@ -281,7 +291,9 @@ def _chain(
     flags, cnt, hist_p, hist_a, ctr,
     prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol,
 ):  # fmt: skip
-    """Replace rows ``jr[:k]`` (values ``jv`` in the published column) by chained combinations.
+    """Eliminate the published column: drop the pivot row ``jr[0]`` and replace every other
+    row ``jr[i]`` (values ``jv`` in the published column) by ``jv[0] * row_i - jv[i] * pivot``
+    (divided by the gcd of its entries).
 
     The caller has flagged the published column dead and made room in the pools.
     """
@@ -296,7 +308,7 @@ def _chain(
     for i in range(1, k):
         j = jr[i]
         n_c = _copy_row(j, rs, rl, pc, pv, flags, cur_c, cur_v)
-        a = jv[i - 1]
+        a = jv[0]
         b = jv[i]
         if exact:
             g = _gcd(a, b)
@@ -305,7 +317,26 @@ def _chain(
         else:
             alpha = a
             beta = b
-        n, nf, over = _merge(j, cur_c, cur_v, n_c, alpha, prv_c, prv_v, n_p, beta, flags, cnt, hist_p, hist_a, s_c, s_v, fills, exact, tol)
+        n, nf, over = _merge(
+            j,
+            cur_c,
+            cur_v,
+            n_c,
+            alpha,
+            prv_c,
+            prv_v,
+            n_p,
+            beta,
+            flags,
+            cnt,
+            hist_p,
+            hist_a,
+            s_c,
+            s_v,
+            fills,
+            exact,
+            tol,
+        )
         ctr[C_WORK] += n_c + n_p
         if over:
             ctr[C_OVER] = 1
@@ -328,11 +359,6 @@ def _chain(
             lg_next[ltop] = chead[col]
             chead[col] = ltop
             ltop += 1
-        # the original row j is the next "previous" row
-        for t in range(n_c):
-            prv_c[t] = cur_c[t]
-            prv_v[t] = cur_v[t]
-        n_p = n_c
     ctr[C_PTOP] = ptop
     ctr[C_LTOP] = ltop
     ctr[C_STEPS] += 1
@@ -432,7 +458,24 @@ def _rank_of(
     starts = np.zeros(n_cols + 1, dtype=np.int64)
     for q in range(n_cols):
         sub = _next_stamp(ctr)
-        k = _collect(cols[q], cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, sub, wr[starts[q]:], wv[starts[q]:])
+        k = _collect(
+            cols[q],
+            cs,
+            cl,
+            lp,
+            chead,
+            lg_row,
+            lg_next,
+            ralive,
+            rs,
+            rl,
+            pc,
+            pv,
+            stamp,
+            sub,
+            wr[starts[q] :],
+            wv[starts[q] :],
+        )
         starts[q + 1] = starts[q] + k
     rows_tag = _next_stamp(ctr)
     nr = 0
@@ -503,9 +546,47 @@ def _in_group_span(
         support += cnt[tmp[i]]
     if n == 0 or cnt[b] > support:
         return False
-    r1 = _rank_of(tmp, n, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    r1 = _rank_of(
+        tmp,
+        n,
+        cnt,
+        cs,
+        cl,
+        lp,
+        chead,
+        lg_row,
+        lg_next,
+        ralive,
+        rs,
+        rl,
+        pc,
+        pv,
+        stamp,
+        rmap,
+        ctr,
+        tol,
+    )
     tmp[n] = b
-    r2 = _rank_of(tmp, n + 1, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    r2 = _rank_of(
+        tmp,
+        n + 1,
+        cnt,
+        cs,
+        cl,
+        lp,
+        chead,
+        lg_row,
+        lg_next,
+        ralive,
+        rs,
+        rl,
+        pc,
+        pv,
+        stamp,
+        rmap,
+        ctr,
+        tol,
+    )
     return r2 == r1
 
 
@@ -522,12 +603,72 @@ def _group_safe(
     if other < 0:
         if gsize[g] < 2:
             return True
-        return _rank_of(tmp, n, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol) == n
+        return (
+            _rank_of(
+                tmp,
+                n,
+                cnt,
+                cs,
+                cl,
+                lp,
+                chead,
+                lg_row,
+                lg_next,
+                ralive,
+                rs,
+                rl,
+                pc,
+                pv,
+                stamp,
+                rmap,
+                ctr,
+                tol,
+            )
+            == n
+        )
     m = _group_members(other, gptr, gcells, flags, False, tmp[n:])
     if m == 0:
         return True
-    r_other = _rank_of(tmp[n:], m, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
-    r_both = _rank_of(tmp, n + m, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, rmap, ctr, tol)
+    r_other = _rank_of(
+        tmp[n:],
+        m,
+        cnt,
+        cs,
+        cl,
+        lp,
+        chead,
+        lg_row,
+        lg_next,
+        ralive,
+        rs,
+        rl,
+        pc,
+        pv,
+        stamp,
+        rmap,
+        ctr,
+        tol,
+    )
+    r_both = _rank_of(
+        tmp,
+        n + m,
+        cnt,
+        cs,
+        cl,
+        lp,
+        chead,
+        lg_row,
+        lg_next,
+        ralive,
+        rs,
+        rl,
+        pc,
+        pv,
+        stamp,
+        rmap,
+        ctr,
+        tol,
+    )
     return r_both == r_other + n
 
 
@@ -559,7 +700,24 @@ def _check_changed(
                 code = 1
             elif hist_a[nq] > 0 or multi:
                 tag = _next_stamp(ctr)
-                n = _collect(q, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, tag, wr, wv)
+                n = _collect(
+                    q,
+                    cs,
+                    cl,
+                    lp,
+                    chead,
+                    lg_row,
+                    lg_next,
+                    ralive,
+                    rs,
+                    rl,
+                    pc,
+                    pv,
+                    stamp2,
+                    tag,
+                    wr,
+                    wv,
+                )
                 if hist_a[nq] > 0:
                     r0 = wr[0]
                     for t in range(rs[r0], rs[r0] + rl[r0]):
@@ -585,7 +743,30 @@ def _check_changed(
                             if gsize[g] < 2 or own[q] == g or gseen2[g] == gsub:
                                 continue
                             gseen2[g] = gsub
-                            if _in_group_span(q, g, gptr, gcells, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, rmap, ctr, tol, tmp):
+                            if _in_group_span(
+                                q,
+                                g,
+                                gptr,
+                                gcells,
+                                flags,
+                                cnt,
+                                cs,
+                                cl,
+                                lp,
+                                chead,
+                                lg_row,
+                                lg_next,
+                                ralive,
+                                rs,
+                                rl,
+                                pc,
+                                pv,
+                                stamp2,
+                                rmap,
+                                ctr,
+                                tol,
+                                tmp,
+                            ):
                                 code = 2
                                 break
                         if code:
@@ -600,25 +781,65 @@ def _check_changed(
         if (f & ATT) and (f & LIVE):
             g = cgrp[q]
             nq = cnt[q]
-            if gsize[g] == 1:
-                if nq > 0 and hist_p[nq] > 0:
-                    tag = _next_stamp(ctr)
-                    n = _collect(q, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, tag, wr, wv)
-                    r0 = wr[0]
-                    for t in range(rs[r0], rs[r0] + rl[r0]):
-                        b = pc[t]
-                        if b == q or (flags[b] & PRIM) == 0 or cnt[b] != n or own[b] == g:
-                            continue
-                        if _proportional(b, wr, wv, n, rs, rl, pc, pv, exact, tol):
-                            if not forced:
-                                return 2
-                            unsafe[b] = 2
-                            _set_flags(b, flags[b] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
-                            found = 2
+            if gsize[g] == 1 and nq > 0 and hist_p[nq] > 0:
+                tag = _next_stamp(ctr)
+                n = _collect(
+                    q,
+                    cs,
+                    cl,
+                    lp,
+                    chead,
+                    lg_row,
+                    lg_next,
+                    ralive,
+                    rs,
+                    rl,
+                    pc,
+                    pv,
+                    stamp2,
+                    tag,
+                    wr,
+                    wv,
+                )
+                r0 = wr[0]
+                for t in range(rs[r0], rs[r0] + rl[r0]):
+                    b = pc[t]
+                    if b == q or (flags[b] & PRIM) == 0 or cnt[b] != n or own[b] == g:
+                        continue
+                    if _proportional(b, wr, wv, n, rs, rl, pc, pv, exact, tol):
+                        if not forced:
+                            return 2
+                        unsafe[b] = 2
+                        _set_flags(b, flags[b] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
+                        found = 2
             if multi and gseen[g] != gtag:
                 gseen[g] = gtag
                 # groups to re-check: this respondent's, and those sharing rows with it
-                if not _group_safe(g, -1, gptr, gcells, gsize, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp2, rmap, ctr, tol, tmp):
+                if not _group_safe(
+                    g,
+                    -1,
+                    gptr,
+                    gcells,
+                    gsize,
+                    flags,
+                    cnt,
+                    cs,
+                    cl,
+                    lp,
+                    chead,
+                    lg_row,
+                    lg_next,
+                    ralive,
+                    rs,
+                    rl,
+                    pc,
+                    pv,
+                    stamp2,
+                    rmap,
+                    ctr,
+                    tol,
+                    tmp,
+                ):
                     if not forced:
                         return 3
                     ctr[C_BROKEN] += 1
@@ -675,9 +896,7 @@ def _check_changed(
                                     if not forced:
                                         return 2
                                     unsafe[s] = 2
-                                    _set_flags(
-                                        s, flags[s] & ~PRIM, cnt, flags, hist_p, hist_a, ctr
-                                    )
+                                    _set_flags(s, flags[s] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
                                     found = 2
     return found
 
@@ -709,7 +928,9 @@ def run_chunk(
             decision[pos] = IN_SPAN
             continue
         tag = _next_stamp(ctr)
-        k = _collect(c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, jr, jv)
+        k = _collect(
+            c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, jr, jv
+        )
         if k == 0:
             decision[pos] = IN_SPAN
             _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
@@ -735,26 +956,31 @@ def run_chunk(
             if (flags[c] & ATT) == 0:
                 _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
             continue
-        # neighbouring rows next to each other
-        for i in range(k):
-            j = jr[i]
-            keys[i] = pc[rs[j] + rl[j] - 1] if rl[j] > 0 else 0
-        idx = np.argsort(keys[:k])
-        for i in range(k):
-            keys[i] = jr[idx[i]]
-        for i in range(k):
-            jr[i] = keys[i]
-        tmpv = jv[:k].copy()
-        for i in range(k):
-            jv[i] = tmpv[idx[i]]
+        # the pivot: exact, a row with the smallest value in c's column (a unit where there
+        # is one, so that the other rows are not multiplied up); floating point, the largest
+        # (partial pivoting); then the shortest row (least fill-in)
+        ip = 0
+        for i in range(1, k):
+            a_i = abs(jv[i])
+            a_p = abs(jv[ip])
+            better = a_i < a_p if exact else a_i > a_p
+            if better or (a_i == a_p and rl[jr[i]] < rl[jr[ip]]):
+                ip = i
+        if ip:
+            j_swap = jr[0]
+            jr[0] = jr[ip]
+            jr[ip] = j_swap
+            v_swap = jv[0]
+            jv[0] = jv[ip]
+            jv[ip] = v_swap
         # room
         need_rows = 0
         need_log = 16
         longest = 0
         for i in range(k):
-            both = rl[jr[i]] + (rl[jr[i - 1]] if i > 0 else 0)
+            both = rl[jr[i]] + (rl[jr[0]] if i > 0 else 0)
             need_rows += both + (both >> 2) + 2
-            need_log += rl[jr[i - 1]] if i > 0 else 0
+            need_log += rl[jr[0]] if i > 0 else 0
             if both > longest:
                 longest = both
         if ctr[C_RGARB] > (ctr[C_PTOP] >> 1) and ctr[C_PTOP] > (1 << 22):
@@ -762,7 +988,22 @@ def run_chunk(
         if ctr[C_PTOP] + need_rows > pc.shape[0]:
             pc, pv = _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, need_rows)
         if ctr[C_LTOP] + need_log > lg_row.shape[0]:
-            lp, lg_row, lg_next = _compact_lists(cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, stamp2, ctr, 2 * need_log + lg_row.shape[0] // 2)
+            lp, lg_row, lg_next = _compact_lists(
+                cs,
+                cl,
+                lp,
+                chead,
+                lg_row,
+                lg_next,
+                ralive,
+                rs,
+                rl,
+                pc,
+                flags,
+                stamp2,
+                ctr,
+                2 * need_log + lg_row.shape[0] // 2,
+            )
         if longest + 2 > s_c.shape[0]:
             size = 2 * (longest + 2)
             prv_c = np.empty(size, dtype=prv_c.dtype)
@@ -794,10 +1035,75 @@ def run_chunk(
             saved_ptop = ctr[C_PTOP]
             saved_garb = ctr[C_RGARB]
         _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
-        _chain(k, jr, jv, not tentative, rs, rl, rcap, ralive, pc, pv, chead, lg_row, lg_next, flags, cnt, hist_p, hist_a, ctr, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol)
+        _chain(
+            k,
+            jr,
+            jv,
+            not tentative,
+            rs,
+            rl,
+            rcap,
+            ralive,
+            pc,
+            pv,
+            chead,
+            lg_row,
+            lg_next,
+            flags,
+            cnt,
+            hist_p,
+            hist_a,
+            ctr,
+            prv_c,
+            prv_v,
+            cur_c,
+            cur_v,
+            s_c,
+            s_v,
+            fills,
+            exact,
+            tol,
+        )
         res = 0
         if tentative:
-            res = _check_changed(u_cols, n_u, forced, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, flags, cnt, own, cgrp, gsize, gptr, gcells, hist_p, hist_a, ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol)
+            res = _check_changed(
+                u_cols,
+                n_u,
+                forced,
+                cs,
+                cl,
+                lp,
+                chead,
+                lg_row,
+                lg_next,
+                ralive,
+                rs,
+                rl,
+                pc,
+                pv,
+                flags,
+                cnt,
+                own,
+                cgrp,
+                gsize,
+                gptr,
+                gcells,
+                hist_p,
+                hist_a,
+                ctr,
+                stamp,
+                stamp2,
+                cstamp,
+                rmap,
+                wr,
+                wv,
+                tmp,
+                gseen,
+                gseen2,
+                unsafe,
+                exact,
+                tol,
+            )
             if res and not forced:
                 for i in range(k):
                     j = jr[i]

@@ -16,11 +16,12 @@ Algorithm (our implementation of the published method; the R code was read, not 
    no primary is computable from the final pattern.
 2. The published span is kept as a Gaussian elimination: the live matrix is the Schur
    complement of the published columns (rows that are not yet eliminated, columns of the
-   undecided candidates and of the primaries).  Publishing ``c`` pivots on one row of ``c``'s
-   current column (the shortest row of a cell with several contributors: few updates and
-   little fill-in); a primary ``b`` becomes computable exactly when its current column is
-   proportional to ``c``'s, which is checked before the update.  The pivot choice does not
-   change any decision (the span does not depend on it), only the work.
+   undecided candidates, of the primaries and of the respondents' single-contributor cells).
+   Publishing ``c`` pivots on one row of ``c``'s current column (exact: a row with the
+   smallest entry, a unit where there is one, then the shortest; floating point: the largest
+   entry); a primary ``b`` becomes computable exactly when its current column is proportional
+   to ``c``'s, which is checked before the update.  The pivot choice does not change any
+   decision (the span does not depend on it), only the work and the fill-in.
 3. Arithmetic is exact: the model matrix has small integer entries, every row operation is
    ``a * row_j - b * row_p`` followed by division by the gcd of the row, so the entries stay
    integers; if one ever reached 2**31 the elimination restarts in floating point with a
@@ -34,20 +35,20 @@ contributor is known to that respondent.  The rules enforced, for every primary 
   respondent (``b`` itself excepted when it is that respondent's own cells); without
   ``contributors`` each single-contributor inner cell is its own respondent, with
   ``contributors`` the cells of one respondent are one attacker;
-* R2: no combination of one respondent's cells that have several single-contributor cells is
-  published or computable by another respondent (a candidate whose remaining rows are all
-  such cells of at most two respondents is suppressed).
+* R2: for a respondent with several single-contributor cells, no combination of his primary
+  cells is computable from the published cells, or by another respondent from his own
+  cells (rank tests of the two respondents' current columns).
 
-R1 is kept exact by never pivoting on a single-contributor row while another row exists: the
-column of such a cell then stays a unit vector, and ``b`` is computable with respondent
-``g``'s knowledge exactly when ``b``'s current column lies on ``g``'s rows.  When a candidate's
-column lies on single-contributor rows only, the pivot is tentative: it is done, the changed
-columns are checked (including the eliminated cell's respondent, whose knowledge is now its
-current column) and undone when a rule fails.  This is at least as strong as GaussSuppression's
-defaults (``anySum`` for frequency tables, ``numttHTT`` for magnitude tables): a respondent's
-own cell combined with a suppressed cell never reveals another primary, whatever the order of
-the elimination; where GaussSuppression may miss a case after it pivots on a singleton row
-("problematic singletons"), the checks here still see it.
+R1 and R2 are checked exactly on the live matrix: ``b`` is computable with respondent ``g``'s
+knowledge exactly when ``b``'s current column lies in the span of the current columns of
+``g``'s cells (for one cell: is proportional to it).  While any respondent's cell is
+undecided the update is tentative: it is done, the changed columns are checked (for a
+respondent with several cells, against all of his cells, changed or not) and undone when a
+rule fails.  This is at least as strong as GaussSuppression's defaults (``anySum`` for
+frequency tables, ``numttHTT`` for magnitude tables): a respondent's own cells combined with
+the published cells never reveal another primary, whatever the order of the elimination.
+The tentative updates and the rank tests cost time on tables with many single-contributor
+cells; ``details["undone"]`` counts the updates undone.
 
 The linear-algebra guarantee ignores bounds and protection levels.  Tables up to
 ``repair_limit`` cells are then audited by LP (methods.md M11.2) with their protection levels;
@@ -62,7 +63,6 @@ never suppressed (published first; status PROTECTED in the result).
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from collections.abc import Callable
@@ -72,11 +72,11 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
+import sdckit.tables.suppression._gauss_kernel as K
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param
 from sdckit.tables._audit import audit
 from sdckit.tables._method import TableMethod
-from sdckit.tables.suppression import _gauss_kernel as K
 from sdckit.tables.suppression._common import (
     COST_PARAM,
     SuppressionResult,
@@ -97,9 +97,7 @@ __all__ = ["GaussSuppression", "suppress_gauss"]
 _CELLS = Instance(
     (np.ndarray, pl.Series, list, tuple), "cell numbers or a boolean mask, one entry per cell"
 )
-_IDS = Instance(
-    (np.ndarray, pl.Series, list, tuple), "one respondent number per cell (integers)"
-)
+_IDS = Instance((np.ndarray, pl.Series, list, tuple), "one respondent number per cell (integers)")
 _TOL = 1e-9
 
 
@@ -133,7 +131,9 @@ def _ancestors(h: Any) -> tuple[np.ndarray, np.ndarray]:
     return ptr, ancs[order].astype(np.int64)
 
 
-def _build_model(table: Table, live: np.ndarray, rows_mask: np.ndarray, groups: np.ndarray) -> _Model:
+def _build_model(
+    table: Table, live: np.ndarray, rows_mask: np.ndarray, groups: np.ndarray
+) -> _Model:
     """Rows: the cells of ``rows_mask`` (inner, non-empty); columns: the ``live`` cells."""
     n = table.n_cells
     row_cell = np.flatnonzero(rows_mask)
@@ -161,7 +161,6 @@ def _build_model(table: Table, live: np.ndarray, rows_mask: np.ndarray, groups: 
     np.cumsum(np.bincount(pr, minlength=m), out=row_ptr[1:])
     order = np.argsort(acc, kind="stable")
     col_row = pr[order]
-    cells_sorted = acc[order]
     del order
     n_rows = np.bincount(acc, minlength=n).astype(np.int64)
     col_ptr = np.zeros(n + 1, dtype=np.int64)
@@ -289,7 +288,8 @@ def _eliminate(
             break
         pos = hi
         spent = time.perf_counter() - started
-        chunk = int(os.environ.get("GCHUNK", "0")) or int(min(max(chunk * (0.5 / max(spent, 1e-3)), 64), 1 << 20))
+        # about half a second per chunk between progress reports
+        chunk = int(min(max(chunk * (0.5 / max(spent, 1e-3)), 64), 1 << 20))
         if progress is not None:
             progress("elimination", pos, total)
     return _Elimination(decision, unsafe, ctr, exact)
@@ -367,7 +367,9 @@ def _gauss_pattern(
     has_rows = model.n_rows > 0
     first = np.flatnonzero(publish_first & has_rows)
     cand = np.flatnonzero(candidate & has_rows)
-    order = np.r_[_order(table, search, model.n_rows, first), _order(table, search, model.n_rows, cand)]
+    order = np.r_[
+        _order(table, search, model.n_rows, first), _order(table, search, model.n_rows, cand)
+    ]
     kinds = np.r_[np.ones(len(first), dtype=np.int8), np.zeros(len(cand), dtype=np.int8)]
     flags = np.zeros(table.n_cells, dtype=np.uint8)
     flags[live & has_rows] = K.LIVE
@@ -518,8 +520,8 @@ class GaussSuppression(TableMethod):
         SuppressionResult
             ``details`` holds the model size, pivots, the secondaries due to a reveal and to
             the singleton rules, the arithmetic used, the cells added by the LP repair and
-            (``timings``) the seconds of each phase; ``protected`` is the verdict of the final LP audit
-            (False above ``repair_limit``: not audited).
+            (``timings``) the seconds of each phase; ``protected`` is the verdict of the final
+            LP audit (False above ``repair_limit``: not audited).
 
         Raises
         ------
@@ -544,14 +546,14 @@ class GaussSuppression(TableMethod):
                 "always suppressed."
             )
         progress = self.progress
-        kwargs = dict(
-            singletons=self.singletons,
-            contributors=self.contributors,
-            hidden=hidden,
-            frozen=frozen,
-            arithmetic=self.arithmetic,
-            progress=progress,
-        )
+        kwargs: dict[str, Any] = {
+            "singletons": self.singletons,
+            "contributors": self.contributors,
+            "hidden": hidden,
+            "frozen": frozen,
+            "arithmetic": self.arithmetic,
+            "progress": progress,
+        }
         out, details, unsafe_exact, unsafe_single = _gauss_pattern(
             table, w, forced=forced, **kwargs
         )
