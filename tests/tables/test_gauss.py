@@ -505,3 +505,23 @@ def test_no_warning_on_an_ordinary_table() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GaussSuppression().apply(_magnitude1(Dominance(n=1, k=80)))
+
+
+def test_the_repair_from_known_primaries_is_the_repair() -> None:
+    """The repair that starts from the audited under-protected primaries (one full audit
+    saved) adds the same cells, with the same verdict, as the repair that audits first."""
+    from sdckit.tables.suppression import gauss as gauss_module
+    from sdckit.tables.suppression._common import cell_costs, repair
+
+    inner = np.array([[20, 30, 25], [15, 31, 27], [18, 29, 30]])
+    t = Table.from_array(with_margins(inner), {"r": list("abc"), "c": list("xyz")})
+    t = apply_rules(t, MarkedCells(cells=[t.cell(r="a", c="x")], upper=19, lower=19))
+    bare = GaussSuppression(repair_limit=0).apply(t).table
+    w = cell_costs(t, "value")
+    bad = audit(bare, intervals="check").under_protected
+    assert len(bad)
+    known, added_known, ok_known = gauss_module._repair_known(bare, w, bad, 5)
+    full, added_full, ok_full = repair(bare, w, max_rounds=5, method="gauss")
+    assert ok_known and ok_full and added_known == added_full > 0
+    assert np.array_equal(known.suppressed, full.suppressed)
+    assert audit(known).ok

@@ -177,6 +177,17 @@ def _collect(
     return k
 
 
+@njit(cache=True, inline="always")
+def _shortest(rows, n, rl):
+    """The shortest of the rows ``rows[:n]`` (a column proportional to one with these rows
+    has a non-zero in each of them: scanning the shortest finds it)."""
+    best = rows[0]
+    for i in range(1, n):
+        if rl[rows[i]] < rl[best]:
+            best = rows[i]
+    return best
+
+
 @njit(cache=True)
 def _proportional(q, rows, vals, n, rs, rl, pc, pv, exact, tol):
     """Whether column ``q`` is proportional to the vector ``vals[:n]`` on ``rows[:n]``.
@@ -679,7 +690,20 @@ def _check_changed(
     flags, cnt, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
     ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol,
 ):  # fmt: skip
-    """The singleton rules on the columns ``u_cols[:n_u]`` changed by a tentative update.
+    """The singleton rules on the columns ``u_cols[:n_u]``: the columns of the pivot row of a
+    tentative update.
+
+    The update applies one linear map ``M`` to every column (the pivot row dropped, every
+    other row ``j`` replaced by ``(a_j * row_j - b_j * pivot) / g_j``), whose kernel is the
+    span of the published column ``c``.  A linear relation among columns holds after the
+    update exactly when some combination of them was a multiple of ``c`` before; with a
+    non-zero multiple that combination is non-zero in the pivot row, so one of the columns
+    has an entry there.  Relations among columns without an entry in the pivot row (rows
+    only rescaled) are as before, and were checked when they arose.  So a rule can newly
+    fail only through a column of the pivot row: a primary proportional to a respondent's
+    cell, in the span of a respondent's cells, or a respondent's primaries dependent (the
+    checks below start from each such column, in either role, and for a respondent with
+    several cells re-check all of his cells).
 
     Returns the first violation (0: none; 1: a primary computable, 2: computable by one
     respondent, 3: a respondent's cells computable).  With ``forced`` the scan goes on and the
@@ -719,7 +743,7 @@ def _check_changed(
                     wv,
                 )
                 if hist_a[nq] > 0:
-                    r0 = wr[0]
+                    r0 = _shortest(wr, n, rl)
                     for t in range(rs[r0], rs[r0] + rl[r0]):
                         s = pc[t]
                         if s == q or (flags[s] & ATT) == 0 or cnt[s] != n:
@@ -801,7 +825,7 @@ def _check_changed(
                     wr,
                     wv,
                 )
-                r0 = wr[0]
+                r0 = _shortest(wr, n, rl)
                 for t in range(rs[r0], rs[r0] + rl[r0]):
                     b = pc[t]
                     if b == q or (flags[b] & PRIM) == 0 or cnt[b] != n or own[b] == g:
@@ -1016,6 +1040,7 @@ def run_chunk(
         saved_flags_c = flags[c]
         tentative = ctr[C_NATT] > 0
         n_u = 0
+        n_piv = 0
         if tentative:
             utag = _next_stamp(ctr)
             for i in range(k):
@@ -1031,6 +1056,8 @@ def run_chunk(
                         u_cnt[n_u] = cnt[col]
                         u_head[n_u] = chead[col]
                         n_u += 1
+                if i == 0:
+                    n_piv = n_u
             saved_ltop = ctr[C_LTOP]
             saved_ptop = ctr[C_PTOP]
             saved_garb = ctr[C_RGARB]
@@ -1066,9 +1093,11 @@ def run_chunk(
         )
         res = 0
         if tentative:
+            # only the pivot row's columns can enter a new linear relation (see
+            # _check_changed); u_cols[:n_piv] are they (the pivot row was scanned first)
             res = _check_changed(
                 u_cols,
-                n_u,
+                n_piv,
                 forced,
                 cs,
                 cl,

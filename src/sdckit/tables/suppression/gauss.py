@@ -54,7 +54,10 @@ The linear-algebra guarantee ignores bounds and protection levels.  Tables up to
 ``repair_limit`` cells are then audited by LP (methods.md M11.2) with their protection levels;
 failing primaries get their cheapest protecting cells (the attacker LP) and the elimination is
 re-run with those cells forced, until the audit passes (or the LP repair adds the rest); a
-primary that no pattern can protect raises an InfeasibleError.
+primary that no pattern can protect raises an InfeasibleError.  The audit's LPs are the
+costly part: a re-run whose pattern holds the audited one and the protecting cells is audited
+only for the primaries short before (more suppressions never narrow an interval), and the
+repair starts from the last audit's verdicts when they are those of the pattern.
 
 ``forced`` cells are always suppressed, ``hidden`` cells are never published (suppressed in
 the result, counted in ``details["hidden"]``) but need no protection, ``protected`` cells are
@@ -89,6 +92,7 @@ from sdckit.tables.suppression._common import (
     repair,
     requirements,
     search_costs,
+    under_protected,
 )
 from sdckit.tables.table import CellStatus, Table
 
@@ -574,22 +578,35 @@ class GaussSuppression(TableMethod):
         t_audit = time.perf_counter()
         if self.repair_limit and table.n_cells <= self.repair_limit:
             extra = np.zeros(table.n_cells, dtype=bool)
+            # the audit is the costly part (LPs over all suppressed cells): `known` is the
+            # set of under-protected primaries of `out` when it is known without a full audit
+            known: np.ndarray | None = None
             for rounds in range(1, self.max_rounds + 1):
                 if progress is not None:
                     progress("audit", rounds - 1, self.max_rounds)
-                bad = audit(out, intervals="check").under_protected
+                bad = known if known is not None else audit(out, intervals="check").under_protected
+                known = None
                 if not len(bad):
                     verdict = True
                     break
                 fresh = _protecting_cells(out, w, bad)
                 if not fresh.any():
+                    known = bad
                     break
                 # re-run the elimination with the cheapest protecting cells forced
                 extra |= fresh
+                before = out.suppressed | fresh
                 out, details, _, _ = _gauss_pattern(table, w, forced=forced | extra, **kwargs)
+                if not np.any(before & ~out.suppressed):
+                    # more suppressions never narrow an interval: only the primaries short
+                    # before can be short now
+                    known = under_protected(out, bad)
             repaired = int((extra & out.secondary).sum())
             if verdict is not True:
-                out, added, verdict = repair(out, w, max_rounds=self.max_rounds, method="gauss")
+                if known is None:
+                    out, added, verdict = repair(out, w, max_rounds=self.max_rounds, method="gauss")
+                else:
+                    out, added, verdict = _repair_known(out, w, known, self.max_rounds)
                 repaired += added
             if progress is not None:
                 progress("audit", self.max_rounds, self.max_rounds)
@@ -613,6 +630,38 @@ class GaussSuppression(TableMethod):
     def contract_example(cls) -> tuple[TableMethod, Table]:
         """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries."""
         return cls(), contract_table()
+
+
+def _repair_known(
+    table: Table, w: np.ndarray, bad: np.ndarray, max_rounds: int
+) -> tuple[Table, int, bool]:
+    """:func:`repair` of ``table`` whose under-protected primaries ``bad`` are known (the
+    first audit saved); the same rounds, verdict, warning and errors."""
+    from sdckit.tables.suppression._diagnose import infeasible_error, unprotectable
+
+    added = 0
+    for _ in range(max_rounds):
+        if not len(bad):
+            return table, added, True
+        fresh = _protecting_cells(table, w, bad)
+        if not fresh.any():
+            break
+        added += int(fresh.sum())
+        table = table.suppress(fresh)
+        bad = under_protected(table, bad)
+    if not len(bad):
+        return table, added, True
+    impossible = unprotectable(table, candidates(table))
+    if len(impossible):
+        raise infeasible_error(table, impossible, candidates(table), "gauss")
+    warnings.warn(
+        f"{len(bad)} primary cell(s) remain under-protected after the repair although a "
+        "protecting pattern exists; the result is marked protected=False. Do not publish this "
+        "pattern: run repair_suppression on it, or use the optimal method.",
+        SdcWarning,
+        stacklevel=3,
+    )
+    return table, added, False
 
 
 def _protecting_cells(table: Table, w: np.ndarray, bad: np.ndarray) -> np.ndarray:
