@@ -63,11 +63,20 @@ def browser() -> Iterator[object]:
             chromium.close()
 
 
+#: How long a page or an assertion waits (milliseconds): long enough for a first compilation.
+TIMEOUT_MS = 240_000
+
+
 @pytest.fixture
 def page(browser: object, ui_server: UIServer) -> Iterator[object]:
     """A fresh 1280x800 page logged in with the server's token (console errors collected)."""
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
-    context.set_default_timeout(60_000)
+    # on a fresh machine the first run of a method compiles its numba kernels (no cache yet),
+    # which can take a minute on a loaded 2-core machine: the waits allow for it
+    context.set_default_timeout(TIMEOUT_MS)
+    expect.set_options(timeout=TIMEOUT_MS)
     pg = context.new_page()
     pg.errors = []  # type: ignore[attr-defined]
     pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))  # type: ignore[attr-defined]
