@@ -19,6 +19,7 @@ import polars as pl
 from sdckit.engines._classes import NW, WMIN, N, W
 from sdckit.errors import DataError
 from sdckit.tables import Hierarchy, Table
+from sdckit.tables._build import merge_top, roll_up
 
 __all__ = ["AGGS", "TOPV", "EngineTable", "build_table", "reduce_partials"]
 
@@ -49,23 +50,6 @@ def reduce_partials(
     all_tops = pl.concat(tops, how="vertical_relaxed")
     best = all_tops.group_by(dims).agg(pl.col(TOPV).top_k(n_top)).explode(TOPV)
     return merged, best
-
-
-def _merge_top(ids: np.ndarray, values: np.ndarray, n: int, k: int) -> np.ndarray:
-    """Largest ``k`` values per id (``ids`` in 0..n-1), zero-padded: an ``(n, k)`` array."""
-    top = np.zeros((n, k), dtype=np.float64)
-    keep = np.isfinite(values)
-    ids, values = ids[keep], values[keep]
-    if len(ids) == 0:
-        return top
-    order = np.lexsort((-values, ids))
-    ids_sorted = ids[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(ids_sorted)) + 1]
-    first = np.repeat(starts, np.diff(np.r_[starts, len(ids_sorted)]))
-    rank = np.arange(len(ids_sorted)) - first
-    sel = rank < k
-    top[ids_sorted[sel], rank[sel]] = values[order][sel]
-    return top
 
 
 def _with_missing_leaf(h: Hierarchy, label: str) -> Hierarchy:
@@ -247,7 +231,6 @@ def build_table(
         hier.append(h)
         leaf_pos.append(mapped)
     shape = tuple(h.size for h in hier)
-    n_cells = int(np.prod(shape))
     cell = np.ravel_multi_index(tuple(leaf_pos), shape) if leaf.height else np.zeros(0, int)
     ids, inverse = np.unique(cell, return_inverse=True)
     count = np.bincount(inverse, weights=leaf.get_column(N).cast(pl.Float64).to_numpy())
@@ -264,33 +247,10 @@ def build_table(
         ]
         tcell = np.ravel_multi_index(tuple(p.to_numpy() for p in tpos), shape)
         tvals = tcodes.get_column(TOPV).to_numpy().astype(np.float64)
-        top = _merge_top(np.searchsorted(ids, tcell), tvals, len(ids), n_top)
+        top = merge_top(np.searchsorted(ids, tcell), tvals, len(ids), n_top)
     else:
         top = np.zeros((len(ids), k))
-    strides = np.array([int(np.prod(shape[j + 1 :])) for j in range(len(shape))])
-    for d, h in enumerate(hier):
-        node = (ids // strides[d]) % shape[d]
-        pair_node, pair_anc = h.ancestor_pairs
-        n_anc = np.bincount(pair_node, minlength=h.size)
-        start = np.r_[0, np.cumsum(n_anc)[:-1]]
-        reps = n_anc[node]
-        row = np.repeat(np.arange(len(ids)), reps)
-        offset = np.arange(len(row)) - np.repeat(np.cumsum(reps) - reps, reps)
-        anc = pair_anc[np.repeat(start[node], reps) + offset]
-        new_cell = ids[row] + (anc - node[row]) * strides[d]
-        ids, inverse = np.unique(new_cell, return_inverse=True)
-        count = np.bincount(inverse, weights=count[row])
-        total = np.bincount(inverse, weights=total[row])
-        wsum = np.bincount(inverse, weights=wsum[row])
-        kk = top.shape[1]
-        top_vals = top[row].ravel()
-        top_vals[top_vals == 0] = np.nan  # padding, not a contribution
-        top = _merge_top(np.repeat(inverse, kk), top_vals, len(ids), kk)
-    full = {name: np.zeros(n_cells) for name in ("count", "total", "wsum")}
-    full["count"][ids], full["total"][ids], full["wsum"][ids] = count, total, wsum
-    full_top = np.zeros((n_cells, n_top))
-    if n_top:
-        full_top[ids] = top[:, :n_top]
+    full, full_top = roll_up(ids, count, total, wsum, top, hier, shape, n_top)
     return EngineTable(
         dimensions=tuple(dims),
         hierarchies=tuple(hier),

@@ -50,6 +50,51 @@ def merge_top(ids: np.ndarray, values: np.ndarray, n: int, k: int) -> np.ndarray
     return top
 
 
+def roll_up(
+    ids: np.ndarray,
+    count: np.ndarray,
+    total: np.ndarray,
+    wsum: np.ndarray,
+    top: np.ndarray,
+    hier: Sequence[Any],
+    shape: tuple[int, ...],
+    n_top: int,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Every total and sub-total of the leaf cells ``ids`` (cell numbers in C order of ``shape``).
+
+    ``count``, ``total``, ``wsum`` and ``top`` (largest contributions, zero-padded) are per leaf
+    cell; each dimension in turn adds every cell to all its ancestors in that dimension's
+    hierarchy (one vectorised pass per dimension).  Returns the three sums over all cells (keys
+    ``count``, ``total``, ``wsum``) and the ``(n_cells, n_top)`` largest contributions.
+    """
+    strides = np.array([int(np.prod(shape[j + 1 :])) for j in range(len(shape))])
+    for d, h in enumerate(hier):
+        node = (ids // strides[d]) % shape[d]
+        pair_node, pair_anc = h.ancestor_pairs
+        n_anc = np.bincount(pair_node, minlength=h.size)
+        start = np.r_[0, np.cumsum(n_anc)[:-1]]
+        reps = n_anc[node]
+        row = np.repeat(np.arange(len(ids)), reps)
+        offset = np.arange(len(row)) - np.repeat(np.cumsum(reps) - reps, reps)
+        anc = pair_anc[np.repeat(start[node], reps) + offset]
+        new_cell = ids[row] + (anc - node[row]) * strides[d]
+        ids, inverse = np.unique(new_cell, return_inverse=True)
+        count = np.bincount(inverse, weights=count[row])
+        total = np.bincount(inverse, weights=total[row])
+        wsum = np.bincount(inverse, weights=wsum[row])
+        k = top.shape[1]
+        top_vals = top[row].ravel()
+        top_vals[top_vals == 0] = np.nan  # padding, not a contribution
+        top = merge_top(np.repeat(inverse, k), top_vals, len(ids), k)
+    n_cells = int(np.prod(shape))
+    full = {name: np.zeros(n_cells) for name in ("count", "total", "wsum")}
+    full["count"][ids], full["total"][ids], full["wsum"][ids] = count, total, wsum
+    full_top = np.zeros((n_cells, n_top))
+    if n_top:
+        full_top[ids] = top[:, :n_top]
+    return full, full_top
+
+
 def _dimension_spec(dimensions: Sequence[str] | Mapping[str, Any]) -> tuple[list[str], dict]:
     spec = dict(dimensions) if isinstance(dimensions, Mapping) else dict.fromkeys(dimensions)
     dims = list(column_list(list(spec), "dimensions"))
@@ -168,7 +213,6 @@ def microdata_cells(
         hier.append(h)
         leaf_pos.append(mapped)
     shape = tuple(h.size for h in hier)
-    n_cells = int(np.prod(shape))
     x = np.ones(frame.height) if value is None else _numeric(frame, value, "value")
     if not np.all(np.isfinite(x)):
         raise DataError(
@@ -186,29 +230,7 @@ def microdata_cells(
     wsum = np.bincount(inverse, weights=w)
     # expanded contributions: with weights, each respondent contributes w_i * x_i to the cell
     top = merge_top(inverse, w * x, len(ids), n_top)
-    strides = np.array([int(np.prod(shape[j + 1 :])) for j in range(len(shape))])
-    for d, h in enumerate(hier):
-        node = (ids // strides[d]) % shape[d]
-        pair_node, pair_anc = h.ancestor_pairs
-        n_anc = np.bincount(pair_node, minlength=h.size)
-        start = np.r_[0, np.cumsum(n_anc)[:-1]]
-        reps = n_anc[node]
-        row = np.repeat(np.arange(len(ids)), reps)
-        offset = np.arange(len(row)) - np.repeat(np.cumsum(reps) - reps, reps)
-        anc = pair_anc[np.repeat(start[node], reps) + offset]
-        new_cell = ids[row] + (anc - node[row]) * strides[d]
-        ids, inverse = np.unique(new_cell, return_inverse=True)
-        count = np.bincount(inverse, weights=count[row])
-        total = np.bincount(inverse, weights=total[row])
-        wsum = np.bincount(inverse, weights=wsum[row])
-        k = top.shape[1]
-        top_vals = top[row].ravel()
-        top_vals[top_vals == 0] = np.nan  # padding, not a contribution
-        top = merge_top(np.repeat(inverse, k), top_vals, len(ids), k)
-    full = {name: np.zeros(n_cells) for name in ("count", "total", "wsum")}
-    full["count"][ids], full["total"][ids], full["wsum"][ids] = count, total, wsum
-    full_top = np.zeros((n_cells, n_top))
-    full_top[ids] = top
+    full, full_top = roll_up(ids, count, total, wsum, top, hier, shape, n_top)
     return MicrodataCells(
         dimensions=dims,
         hierarchies=hier,
