@@ -26,6 +26,7 @@ import polars as pl
 
 from sdckit._codes import encode_column, first_index, group_ids
 from sdckit.errors import DataError, SdcWarning
+from sdckit.risk.diversity import recursive_l
 from sdckit.risk.individual import benedetti_franconi_risk
 
 __all__ = ["NW", "WMIN", "ClassFigures", "N", "W", "class_figures", "file_figures"]
@@ -113,29 +114,6 @@ def class_risk(fk: np.ndarray, Fk: np.ndarray, weighted: bool, method: str) -> n
     return benedetti_franconi_risk(fk, np.maximum(Fk, fk), method)  # type: ignore[arg-type]
 
 
-def _recursive(
-    pair_group: np.ndarray, pair_count: np.ndarray, n_groups: int, c: float
-) -> np.ndarray:
-    """Recursive (c, l) per group from the counts of its (group, value) pairs."""
-    recursive = np.ones(n_groups, dtype=np.float64)
-    if len(pair_group) == 0:
-        return recursive
-    order = np.lexsort((-pair_count, pair_group))
-    g_sorted = pair_group[order]
-    c_sorted = pair_count[order]
-    starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
-    lengths = np.diff(np.r_[starts, len(g_sorted)])
-    rank = np.arange(len(g_sorted)) - np.repeat(starts, lengths)
-    rev_cum = np.cumsum(c_sorted[::-1])[::-1]
-    group_end = np.repeat(starts + lengths, lengths)
-    after_group = np.where(group_end < len(c_sorted), np.r_[rev_cum, 0.0][group_end], 0.0)
-    tail = rev_cum - after_group
-    top = np.repeat(c_sorted[starts], lengths)
-    passes = (rank >= 1) & (c * tail > top)
-    recursive += np.bincount(g_sorted, weights=passes.astype(np.float64), minlength=n_groups)
-    return recursive
-
-
 def _pair_diversity(
     gid: np.ndarray, n_groups: int, value_code: np.ndarray, count: np.ndarray, c: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -159,7 +137,7 @@ def _pair_diversity(
     with_missing = (missing > 0) & (distinct > 0)
     miss_share = np.where(with_missing, missing / np.where(size > 0, size, 1.0), 1.0)
     plogp = plogp + np.where(with_missing, miss_share * np.log(miss_share), 0.0)
-    recursive = _recursive(pair_group, pair_count, n_groups, c)
+    recursive = recursive_l(pair_group, pair_count, n_groups, c)
     recursive[distinct == 0] = 0.0
     return distinct + with_missing, np.exp(-plogp), recursive
 

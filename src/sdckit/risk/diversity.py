@@ -51,15 +51,18 @@ def _group_diversity(
     plogp += np.where(with_missing, miss_share * np.log(miss_share), 0.0)
     distinct_l = distinct + with_missing
     entropy_l = np.exp(-plogp)
-    recursive = _recursive(pair_group, pair_count, n_groups, c)
+    recursive = recursive_l(pair_group, pair_count, n_groups, c)
     recursive[distinct == 0] = 0.0
     return distinct_l, entropy_l, recursive
 
 
-def _recursive(
+def recursive_l(
     pair_group: np.ndarray, pair_count: np.ndarray, n_groups: int, c: float
 ) -> np.ndarray:
-    """Recursive (c, l) per group from the counts of its (group, value) pairs."""
+    """Recursive (c, l) per group from the counts of its (group, value) pairs.
+
+    Shared with the engines (:mod:`sdckit.engines`), which aggregate the pairs on the engine.
+    """
     recursive = np.ones(n_groups, dtype=np.float64)
     if len(pair_group) == 0:
         return recursive
