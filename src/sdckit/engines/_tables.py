@@ -19,7 +19,7 @@ import polars as pl
 from sdckit.engines._classes import NW, WMIN, N, W
 from sdckit.errors import DataError
 from sdckit.tables import Hierarchy, Table
-from sdckit.tables._build import merge_top, roll_up
+from sdckit.tables._build import MISSING_LABEL, dimension_positions, merge_top, roll_up
 
 __all__ = ["AGGS", "TOPV", "EngineTable", "build_table", "reduce_partials"]
 
@@ -29,7 +29,6 @@ AGGS = {"nx": "__sdc_nx", "sx": "__sdc_sx"}
 TOPV = "__sdc_top"
 #: The code of the level that collects missing dimension values (``missing="category"``),
 #: as in :meth:`sdckit.tables.Table.from_microdata`.
-MISSING_LABEL = "(missing)"
 
 
 def reduce_partials(
@@ -50,18 +49,6 @@ def reduce_partials(
     all_tops = pl.concat(tops, how="vertical_relaxed")
     best = all_tops.group_by(dims).agg(pl.col(TOPV).top_k(n_top)).explode(TOPV)
     return merged, best
-
-
-def _with_missing_leaf(h: Hierarchy, label: str) -> Hierarchy:
-    """``h`` with one more leaf ``label`` directly under its total."""
-    if label in h.index:
-        return h
-    tree: dict[str, list[str]] = {}
-    for i, p in enumerate(h.parent.tolist()):
-        if p >= 0:
-            tree.setdefault(h.codes[p], []).append(h.codes[i])
-    tree.setdefault(h.total, []).append(label)
-    return Hierarchy.from_dict(tree)
 
 
 @dataclass(frozen=True, repr=False)
@@ -213,23 +200,7 @@ def build_table(
                     'missing = "category" would use for its missing values; rename that code.'
                 )
         leaf = leaf.with_columns(pl.col(d).fill_null(MISSING_LABEL) for d in dims)
-    hier: list[Hierarchy] = []
-    leaf_pos: list[np.ndarray] = []
-    for d in dims:
-        codes = leaf.get_column(d)
-        h = Hierarchy.coerce(spec[d], codes.unique().sort().to_list())
-        if missing == "category" and spec[d] is not None and bool((codes == MISSING_LABEL).any()):
-            h = _with_missing_leaf(h, MISSING_LABEL)
-        mapped = codes.replace_strict(h.index, default=-1, return_dtype=pl.Int64).to_numpy()
-        leaves = np.zeros(h.size, dtype=bool)
-        leaves[h.leaves] = True
-        if np.any(mapped < 0) or not np.all(leaves[np.maximum(mapped, 0)]):
-            raise DataError(
-                f"The dimension column {d!r} has codes that are not leaves of its "
-                "hierarchy; add them to the hierarchy (as leaves) or recode them."
-            )
-        hier.append(h)
-        leaf_pos.append(mapped)
+    hier, leaf_pos = dimension_positions(leaf, dims, spec, missing)
     shape = tuple(h.size for h in hier)
     cell = np.ravel_multi_index(tuple(leaf_pos), shape) if leaf.height else np.zeros(0, int)
     ids, inverse = np.unique(cell, return_inverse=True)

@@ -127,6 +127,35 @@ def _with_missing_leaf(h: Hierarchy, label: str) -> Hierarchy:
     return Hierarchy.from_dict(tree)
 
 
+def dimension_positions(
+    frame: pl.DataFrame, dims: Sequence[str], spec: Mapping[str, Any], missing: str
+) -> tuple[list[Hierarchy], list[np.ndarray]]:
+    """The hierarchy of each dimension and the position of each row's code in it.
+
+    The codes are read as text; with ``missing = "category"`` the missing label (already filled
+    in) becomes a leaf directly under the total of a given hierarchy.  Codes that are not
+    leaves of their hierarchy are a :class:`DataError` naming the column.
+    """
+    hier: list[Hierarchy] = []
+    leaf_pos: list[np.ndarray] = []
+    for d in dims:
+        codes = frame.get_column(d).cast(pl.String)
+        h = Hierarchy.coerce(spec[d], codes.unique().sort().to_list())
+        if missing == "category" and spec[d] is not None and bool((codes == MISSING_LABEL).any()):
+            h = _with_missing_leaf(h, MISSING_LABEL)
+        mapped = codes.replace_strict(h.index, default=-1, return_dtype=pl.Int64).to_numpy()
+        leaves = np.zeros(h.size, dtype=bool)
+        leaves[h.leaves] = True
+        if np.any(mapped < 0) or not np.all(leaves[np.maximum(mapped, 0)]):
+            raise DataError(
+                f"The dimension column {d!r} has codes that are not leaves of its "
+                "hierarchy; add them to the hierarchy (as leaves) or recode them."
+            )
+        hier.append(h)
+        leaf_pos.append(mapped)
+    return hier, leaf_pos
+
+
 @dataclass(frozen=True)
 class MicrodataCells:
     """The aggregated cells of a table built from microdata."""
@@ -195,23 +224,7 @@ def microdata_cells(
     check_choice(missing, "missing", ("error", "category", "drop"))
     md = as_microdata(data, keys=list(dims), numeric=value, weight=weight, max_levels=10**9)
     frame, keep, dropped = _missing_codes(md.frame, dims, missing)
-    hier: list[Hierarchy] = []
-    leaf_pos: list[np.ndarray] = []
-    for d in dims:
-        codes = frame.get_column(d).cast(pl.String)
-        h = Hierarchy.coerce(spec[d], codes.unique().sort().to_list())
-        if missing == "category" and spec[d] is not None and (codes == MISSING_LABEL).any():
-            h = _with_missing_leaf(h, MISSING_LABEL)
-        mapped = codes.replace_strict(h.index, default=-1, return_dtype=pl.Int64).to_numpy()
-        leaves = np.zeros(h.size, dtype=bool)
-        leaves[h.leaves] = True
-        if np.any(mapped < 0) or not np.all(leaves[np.maximum(mapped, 0)]):
-            raise DataError(
-                f"The dimension column {d!r} has codes that are not leaves of its "
-                "hierarchy; add them to the hierarchy (as leaves) or recode them."
-            )
-        hier.append(h)
-        leaf_pos.append(mapped)
+    hier, leaf_pos = dimension_positions(frame, dims, spec, missing)
     shape = tuple(h.size for h in hier)
     x = np.ones(frame.height) if value is None else _numeric(frame, value, "value")
     if not np.all(np.isfinite(x)):
