@@ -25,7 +25,6 @@ from sdckit.engines._api import (
     risk_on_engine,
     table_on_engine,
 )
-from sdckit.engines._tables import EngineTable
 
 __all__ = [
     "ENGINES",
@@ -37,3 +36,13 @@ __all__ = [
     "risk_on_engine",
     "table_on_engine",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # EngineTable lives with the table building, which imports sdckit.tables (about a second):
+    # the risk engines do not need it
+    if name == "EngineTable":
+        from sdckit.engines._tables import EngineTable
+
+        return EngineTable
+    raise AttributeError(f"module 'sdckit.engines' has no attribute {name!r}")

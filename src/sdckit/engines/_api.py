@@ -14,7 +14,6 @@ import polars as pl
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_columns_exist, check_int, check_real, column_list
 from sdckit.engines._classes import check_finest, class_figures
-from sdckit.engines._tables import build_table
 from sdckit.errors import ColumnError, ParameterError, SdcError
 
 __all__ = [
@@ -410,6 +409,8 @@ def table_on_engine(
     backend = _backend(data, chosen)
     check_columns_exist(used, backend.columns, "data")
     leaf, tops = backend.leaf_cells(dims, value, weight, n_top)
+    from sdckit.engines._tables import build_table  # imports sdckit.tables: only for tables
+
     return build_table(
         leaf,
         tops,
