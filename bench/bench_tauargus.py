@@ -351,6 +351,7 @@ def run_problem(
             work = Path(tmp)
             write_tau_files(table, work)
             methods = ["MOD"] if big and not args.tau_opt_big else ["MOD", "OPT"]
+            methods = [m for m in methods if m in args.tau_methods.split(",")]
             for method in methods:
                 wall, cpu, result = [], [], None
                 for _ in range(spec.repeat):
@@ -503,6 +504,9 @@ def main() -> None:
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tau-ARGUS run")
     parser.add_argument("--tau-max-time", type=int, default=60, help="tau-ARGUS MaxTime")
+    parser.add_argument(
+        "--tau-methods", default="MOD,OPT", help="tau-ARGUS methods to run (comma list)"
+    )
     parser.add_argument("--tau-opt-big", action="store_true", help="tau-ARGUS OPT on big tables")
     parser.add_argument("--opt-big", action="store_true", help="sdckit optimal on big tables")
     parser.add_argument("--opt-limit", type=float, default=300.0, help="sdckit optimal limit")

@@ -117,9 +117,7 @@ def _assert_nothing_read_back(original, protected) -> None:
             back = probe.join(seen, on="c").filter(pl.col("t") == pl.col("truth")).height
             assert back == 0, (c, t, back)
         # the household: another member shows the hidden value of a household-wide variable
-        constant = (
-            original.group_by("household_id").agg(pl.col(t).n_unique()).get_column(t).max()
-        )
+        constant = original.group_by("household_id").agg(pl.col(t).n_unique()).get_column(t).max()
         if constant != 1:
             continue
         members = (

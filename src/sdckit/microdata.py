@@ -502,8 +502,7 @@ def _linked_map(value: object) -> dict[str, str]:
         isinstance(c, str) and isinstance(k, str) for c, k in value.items()
     ):
         raise ColumnError(
-            "The 'linked' role must be a table {column: key variable}, e.g. "
-            "{'district': 'region'}."
+            "The 'linked' role must be a table {column: key variable}, e.g. {'district': 'region'}."
         )
     return dict(value)
 

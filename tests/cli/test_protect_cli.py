@@ -155,9 +155,7 @@ def test_job_writes_a_protected_file_meeting_its_target(tmp_path: Path, census_c
         "household_level": ["region", "urban_rural", "household_size", "household_income"],
         "identifiers": ["person_id"],
     }
-    step2 = Pram(variables=["marital_status"], min_diagonal=0.85, seed=43).apply(
-        recoded, **roles
-    )
+    step2 = Pram(variables=["marital_status"], min_diagonal=0.85, seed=43).apply(recoded, **roles)
     step3 = LocalSuppression(k=3, importance=[1, 4, 5, 2, 3]).apply(step2.microdata)
     columns = [c for c in first.columns if c != "household_id"]
     expected = step3.microdata.frame.select(columns).sort(columns, nulls_last=True)
@@ -355,7 +353,7 @@ def test_an_unmentioned_column_that_gives_values_back_stops_the_release(
 def test_keep_and_household_bounds(tmp_path: Path, census_csv: Path) -> None:
     keep = '["household_id", "region", "sex", "age_group", "marital_status", "education", "weight"]'
     text = job_text(census_csv).replace(
-        'drop = ["district", "area", "stratum", "age"]', f"keep = {keep}\nhousehold_id = \"drop\""
+        'drop = ["district", "area", "stratum", "age"]', f'keep = {keep}\nhousehold_id = "drop"'
     )
     text = text.replace("[output]\nk", "[output]\nk")
     text = text.replace("max_global_risk_pct = 5.0", "max_household_risk_pct = 50.0")

@@ -117,9 +117,7 @@ def test_declared_household_level_keys_are_suppressed_per_household(census: pl.D
 
 def test_household_size_as_a_key_needs_the_household_id_dropped(census: pl.DataFrame) -> None:
     keys = ["household_size", "sex", "age_group"]
-    md = Microdata(
-        census, keys=keys, household="household_id", household_level=["household_size"]
-    )
+    md = Microdata(census, keys=keys, household="household_id", household_level=["household_size"])
     protected = LocalSuppression(k=3).apply(md).microdata
     drop = ["district", "area", "stratum", "age", "household_income", "person_id", "weight"]
     kept = release(md, protected, ReleasePlan(drop=drop), k=3)
@@ -138,9 +136,11 @@ def test_recoded_key_given_back_by_a_finer_column() -> None:
         }
     )  # fmt: skip
     md = Microdata(df, keys=["age_group", "sex"])
-    recoded = GlobalRecoding(
-        mapping={"age_group": {"20-24": "20-39", "35-39": "20-39"}}
-    ).apply(md).microdata
+    recoded = (
+        GlobalRecoding(mapping={"age_group": {"20-24": "20-39", "35-39": "20-39"}})
+        .apply(md)
+        .microdata
+    )
     res = release(md, recoded, ReleasePlan(order="original"))
     assert res.check.determined_values == 24  # every record: age gives the five-year group
     assert release(md, recoded, ReleasePlan(drop=["age"])).check.ok

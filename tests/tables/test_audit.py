@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sdckit.tables import CellStatus, MarkedCells, Table, apply_rules, audit, singleton_violations
+from sdckit.errors import SdcError
+from sdckit.tables import (
+    CellStatus,
+    Hierarchy,
+    MarkedCells,
+    Table,
+    _lp,
+    apply_rules,
+    audit,
+    singleton_violations,
+    suppress_modular,
+)
 from sdckit.tables.examples import A4_PRIMARIES, a4_table, e2_table, with_margins
 
 E2_PATTERN = [("B", "36210"), ("D", "36210"), ("B", "36300"), ("D", "36300")]
@@ -108,3 +123,87 @@ def test_check_mode_gives_the_same_verdicts(seed: int) -> None:
     # inner approximation: never wider than the true interval
     assert np.all(check.minimum[primary] >= exact.minimum[primary] - 1e-9)
     assert np.all(check.maximum[primary] <= exact.maximum[primary] + 1e-9)
+
+
+# ------------------------------------------------------- large blocks: proofs on sub-tables
+@st.composite
+def patterns(draw: st.DrawFn) -> Table:
+    """Hierarchical 2-D / 3-D tables protected by the modular method, then some secondaries
+    published again (so that some primaries pass and some fail)."""
+    n_dims = draw(st.sampled_from([2, 2, 3]))
+    hier = {}
+    for d in range(n_dims):
+        groups = draw(st.integers(1, 3))
+        tree = {"T": [f"g{d}{g}" for g in range(groups)]}
+        for g in range(groups):
+            tree[f"g{d}{g}"] = [f"g{d}{g}c{c}" for c in range(draw(st.integers(1, 4)))]
+        hier[f"v{d}"] = Hierarchy.from_dict(tree)
+    shape = tuple(h.size for h in hier.values())
+    values = np.zeros(shape)
+    for combo in itertools.product(*[h.leaves.tolist() for h in hier.values()]):
+        values[combo] = draw(st.integers(0, 30))
+    for d, h in enumerate(hier.values()):
+        for p in sorted(h.internal.tolist(), key=lambda p: -h.depth[p]):
+            moved = np.moveaxis(values, d, 0)
+            moved[p] = sum(moved[c] for c in h.children[p])
+    t = Table.from_array(values, hier)
+    cells = np.flatnonzero(t.values > 0).tolist() or [0]
+    prim = draw(st.lists(st.sampled_from(cells), min_size=1, max_size=6, unique=True))
+    level = draw(st.integers(1, 8))
+    marked = apply_rules(t, MarkedCells(cells=prim, upper=level, lower=level // 2))
+    try:
+        protected = suppress_modular(marked, singletons=False).table
+    except SdcError:  # a primary no pattern protects: audit the primaries alone
+        return marked
+    secondary = np.flatnonzero(protected.status == CellStatus.SECONDARY).tolist()
+    drop = draw(st.lists(st.sampled_from(secondary), max_size=2, unique=True)) if secondary else []
+    kept = sorted(set(secondary) - set(drop))
+    return marked.suppress(kept)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns())
+def test_sub_table_proofs_give_the_exact_verdicts(table: Table) -> None:
+    """The check of a large block (proofs on sub-tables first) decides as the exact audit."""
+    exact = audit(table)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_lp, "LOCAL_PROOFS_FROM", 1)  # every block takes the sub-table proofs
+        mp.setattr(_lp, "_COVER_FROM", 2)
+        check = audit(table, intervals="check")
+    assert np.array_equal(exact.protected, check.protected)
+    primary = table.primary[exact.cells]
+    assert np.array_equal(exact.exact[primary], check.exact[primary])
+    assert np.all(check.minimum[primary] >= exact.minimum[primary] - 1e-9)
+    assert np.all(check.maximum[primary] <= exact.maximum[primary] + 1e-9)
+
+
+def test_sub_table_proofs_find_a_pattern_short_only_in_the_whole_table() -> None:
+    """Protected in its sub-table but not in the whole table: the whole block decides."""
+    region = Hierarchy.from_dict({"T": ["N", "S"], "N": ["n1", "n2"], "S": ["s1", "s2"]})
+    sector = Hierarchy.from_dict({"T": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2"]})
+    values = np.zeros((7, 7))
+    leaves_r, leaves_c = region.leaves.tolist(), sector.leaves.tolist()
+    rng = np.random.default_rng(5)
+    for i in leaves_r:
+        for j in leaves_c:
+            values[i, j] = rng.integers(5, 40)
+    for d, h in enumerate((region, sector)):
+        for p in sorted(h.internal.tolist(), key=lambda p: -h.depth[p]):
+            moved = np.moveaxis(values, d, 0)
+            moved[p] = sum(moved[c] for c in h.children[p])
+    t = Table.from_array(values, {"region": region, "sector": sector})
+    grid = np.arange(t.n_cells).reshape(t.shape)
+    # a rectangle of sub-totals in the top sub-table: (N, A), (N, B), (S, A), (S, B)
+    rn, rs = region.codes.index("N"), region.codes.index("S")
+    ca, cb = sector.codes.index("A"), sector.codes.index("B")
+    corners = [grid[rn, ca], grid[rn, cb], grid[rs, ca], grid[rs, cb]]
+    marked = apply_rules(t, MarkedCells(cells=[corners[0]], upper=2, lower=2))
+    marked = marked.suppress(corners[1:])
+    exact = audit(marked)
+    # each sub-total is the sum of cells that are published: nothing can move
+    assert not exact.ok
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_lp, "LOCAL_PROOFS_FROM", 1)
+        check = audit(marked, intervals="check")
+    assert not check.ok
+    assert np.array_equal(exact.protected, check.protected)

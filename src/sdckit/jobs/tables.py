@@ -209,7 +209,7 @@ def _build_on_engine(
         )
     for key in ("n_contributors", "top"):
         if key in spec:
-            raise ParameterError(f"[table] {key!r} is for kind = \"cells\" inputs.")
+            raise ParameterError(f'[table] {key!r} is for kind = "cells" inputs.')
     hierarchies = spec.get("hierarchies", {})
     if not isinstance(hierarchies, dict):
         raise ParameterError("[table] 'hierarchies' must be a table: column -> hierarchy.")

@@ -27,8 +27,10 @@ import polars as pl
 
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_real
+from sdckit.tables import _lp
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables._status import STATUS_NAMES, CellStatus
+from sdckit.tables._subtables import subtables
 
 if TYPE_CHECKING:
     from sdckit.tables.table import Table
@@ -183,6 +185,7 @@ def lp_audit(
             ub - a,
             targets=targets,
             need=requirement,
+            groups=_subtable_groups(table, cells) if requirement is not None else None,
         )
         lo, hi = a + d_lo, a + d_hi
     eps = tol * (1.0 + np.abs(a))
@@ -197,6 +200,24 @@ def lp_audit(
     ok = bool(protected.all())
     mode = "exact" if integer else intervals
     return AuditResult(table.with_verdict(ok), cells, lo, hi, protected, exact, integer, mode)
+
+
+def _subtable_groups(table: Table, cells: np.ndarray) -> list[np.ndarray] | None:
+    """Positions in ``cells`` (sorted cell numbers) of each sub-table's suppressed cells.
+
+    The check of a large connected block of suppressed cells proves most requirements on one
+    sub-table at a time first (:func:`sdckit.tables._lp.feasibility_intervals`).
+    """
+    if len(cells) < _lp.LOCAL_PROOFS_FROM:
+        return None
+    out = []
+    for sub in subtables(table):
+        flat = sub.ravel()
+        pos = np.minimum(np.searchsorted(cells, flat), len(cells) - 1)
+        pos = pos[cells[pos] == flat]
+        if len(pos):
+            out.append(pos)
+    return out
 
 
 def singleton_violations(table: Table) -> np.ndarray:

@@ -32,6 +32,8 @@ _ST = highspy.HighsModelStatus
 _DEFINITE = (_ST.kOptimal, _ST.kInfeasible, _ST.kUnbounded, _ST.kUnboundedOrInfeasible)
 #: Blocks with at least this many requirements to decide start with coverage LPs.
 _COVER_FROM = 200
+#: Blocks with at least this many unknowns are first decided group by group (local proofs).
+LOCAL_PROOFS_FROM = 5_000
 
 
 def _highs() -> highspy.Highs:
@@ -302,6 +304,109 @@ def _check_block(
         lo[j], hi[j] = seen_lo[jj], seen_hi[jj]
 
 
+def _decide(
+    sub: sp.csr_matrix,
+    rl: np.ndarray,
+    ru: np.ndarray,
+    cl: np.ndarray,
+    cu: np.ndarray,
+    cols: np.ndarray,
+    want: np.ndarray,
+    need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> None:
+    """Decide the wanted requirements of one model (coverage LPs first when there are many)."""
+    s = lp_scale(rl, ru, cl, cu)
+    h = new_highs(sub, rl / s, ru / s, cl / s, cu / s)
+    seeds = None
+    if want[cols].sum() >= _COVER_FROM:
+        need_lo, need_hi, need_width, start = need
+        jj = np.flatnonzero(want[cols])
+        j = cols[jj]
+        base = start[j]
+        width = need_width[j]
+        up = np.where(np.isfinite(need_hi[j]), need_hi[j] - base, 0.0)
+        down = np.where(np.isfinite(need_lo[j]), base - need_lo[j], 0.0)
+        up = np.where((up <= 0) & (down <= 0), width, up)  # only a width asked
+        seeds = cover_points(sub, rl, ru, cl, cu, jj, up, down, start[cols], s)
+    _check_block(h, cols, want, need, lo, hi, s, seeds)
+
+
+def _met(
+    j: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> np.ndarray:
+    """Whether the (inner) intervals of unknowns ``j`` already meet their requirements."""
+    need_lo, need_hi, need_width, start = need
+    tol = 1e-7 * (1.0 + np.abs(start[j]))
+    width = np.maximum(need_width[j], 1e-6 * (1.0 + np.abs(start[j])))
+    with np.errstate(invalid="ignore"):
+        return (
+            (hi[j] >= need_hi[j] - tol)
+            & (lo[j] <= need_lo[j] + tol)
+            & (hi[j] - lo[j] >= width - tol)
+        )
+
+
+def _local_proofs(
+    csc: sp.csc_matrix,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    cols: np.ndarray,
+    want: np.ndarray,
+    need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    groups: list[np.ndarray],
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> np.ndarray:
+    """Requirements of a large block proved on small models; returns the ones still open.
+
+    For a group of the block's unknowns, the model keeps every relation that touches one of
+    them and fixes every other unknown at its start value (a feasible point).  Each solution of
+    that small model, completed by the start values, is a feasible point of the whole block,
+    so a requirement it reaches is reached in the block too (a proof); a requirement it does
+    not reach is left to the whole block's model (no verdict).  A group that is the whole
+    block is skipped.
+    """
+    _, _, _, start = need
+    open_ = want.copy()
+    in_block = np.zeros(len(want), dtype=bool)
+    in_block[cols] = True
+    for g in groups:
+        g = g[in_block[g]]
+        if not open_[g].any() or len(g) == len(cols):
+            continue
+        sub = csc[:, g]
+        rows = np.unique(sub.indices)
+        sub = sub[rows].tocsr()
+        # the fixed unknowns move the rows' bounds by their start values (zero deviations)
+        shift = csc[rows] @ start - sub @ start[g]
+        g_lo = np.full(len(want), np.nan)
+        g_hi = np.full(len(want), np.nan)
+        _decide(
+            sub,
+            row_lower[rows] - shift,
+            row_upper[rows] - shift,
+            col_lower[g],
+            col_upper[g],
+            g,
+            open_,
+            need,
+            g_lo,
+            g_hi,
+        )
+        j = g[open_[g]]
+        done = j[_met(j, g_lo, g_hi, need)]
+        lo[done], hi[done] = g_lo[done], g_hi[done]
+        open_[done] = False
+    return open_
+
+
 def _interval_milp(
     matrix: sp.csr_matrix,
     lo_r: np.ndarray,
@@ -338,13 +443,16 @@ def feasibility_intervals(
     integer: bool = False,
     targets: np.ndarray | None = None,
     need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    groups: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Minimum and maximum of each unknown subject to ``row_lower <= A x <= row_upper``.
 
     The unknowns are split into independent blocks first; each block is one HiGHS model.
     With ``need = (lower, upper, width, feasible_point)`` only the requirements
     ``min <= lower``, ``max >= upper`` and ``max - min >= width`` are decided (exactly), and the
-    returned intervals may be narrower than the true ones (see :func:`_check_block`).
+    returned intervals may be narrower than the true ones (see :func:`_check_block`); there
+    ``groups`` (arrays of unknowns, such as the sub-tables of a hierarchical table) let a large
+    block prove most requirements on small models first (see :func:`_local_proofs`).
     """
     matrix = sp.csr_matrix(matrix)
     k = matrix.shape[1]
@@ -372,22 +480,19 @@ def feasibility_intervals(
                     lo[j] = _interval_milp(sub, rl, ru, cl, cu, jj, 1.0)
                     hi[j] = _interval_milp(sub, rl, ru, cl, cu, jj, -1.0)
             continue
+        if need is not None:
+            block_want = want
+            if groups is not None and len(cols) >= LOCAL_PROOFS_FROM:
+                block_want = _local_proofs(
+                    csc, row_lower, row_upper, col_lower, col_upper, cols, want, need, groups,
+                    lo, hi,
+                )  # fmt: skip
+                if not block_want[cols].any():
+                    continue
+            _decide(sub, rl, ru, cl, cu, cols, block_want, need, lo, hi)
+            continue
         s = lp_scale(rl, ru, cl, cu)
         h = new_highs(sub, rl / s, ru / s, cl / s, cu / s)
-        if need is not None:
-            seeds = None
-            if want[cols].sum() >= _COVER_FROM:
-                need_lo, need_hi, need_width, start = need
-                jj = np.flatnonzero(want[cols])
-                j = cols[jj]
-                base = start[j]
-                width = need_width[j]
-                up = np.where(np.isfinite(need_hi[j]), need_hi[j] - base, 0.0)
-                down = np.where(np.isfinite(need_lo[j]), base - need_lo[j], 0.0)
-                up = np.where((up <= 0) & (down <= 0), width, up)  # only a width asked
-                seeds = cover_points(sub, rl, ru, cl, cu, jj, up, down, start[cols], s)
-            _check_block(h, cols, want, need, lo, hi, s, seeds)
-            continue
         for jj, j in enumerate(cols):
             if want[j]:
                 lo[j] = _interval_lp(h, jj, len(cols), highspy.ObjSense.kMinimize, scale=s)

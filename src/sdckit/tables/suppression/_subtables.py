@@ -6,30 +6,15 @@ A sub-table chooses one total or sub-total ``p_d`` per dimension and holds the c
 
 from __future__ import annotations
 
-import itertools
 from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
 
+from sdckit.tables._subtables import subtables
 from sdckit.tables.table import Table
 
 __all__ = ["local_relations", "shared_upward", "subtables"]
-
-
-def subtables(table: Table) -> list[np.ndarray]:
-    """Cell numbers of every sub-table, shaped ``(1 + n_1, ..., 1 + n_D)``, top-down."""
-    grid = np.arange(table.n_cells).reshape(table.shape)
-    per_dim = [
-        [(int(h.depth[p]), [p, *h.children[p]]) for p in h.internal.tolist()]
-        for h in table.hierarchies
-    ]
-    out = []
-    for combo in itertools.product(*per_dim):
-        depth = sum(c[0] for c in combo)
-        out.append((depth, grid[np.ix_(*[c[1] for c in combo])]))
-    out.sort(key=lambda x: x[0])
-    return [cells for _, cells in out]
 
 
 @lru_cache(maxsize=256)
