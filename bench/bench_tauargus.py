@@ -104,8 +104,8 @@ class Spec:
     repeat: int = 1
 
 
-def make_table(spec: Spec) -> Table:
-    """Seeded synthetic business microdata aggregated by sdckit, with sdckit's primaries."""
+def make_microdata(spec: Spec) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
+    """Seeded synthetic business microdata and the dimensions' hierarchies."""
     rng = np.random.default_rng(spec.seed)
     hier: dict[str, Hierarchy] = {}
     data: dict[str, object] = {}
@@ -116,8 +116,79 @@ def make_table(spec: Spec) -> Table:
         pick = rng.choice(len(leaves), spec.records, p=weights / weights.sum())
         data[dim.name] = np.asarray(leaves)[pick]
     data["turnover"] = np.maximum(np.round(rng.lognormal(4.0, 1.5, spec.records)), 1.0)
-    t = Table.from_microdata(pl.DataFrame(data), hier, "turnover", n_top=2)
+    return pl.DataFrame(data), hier
+
+
+def make_table(spec: Spec) -> Table:
+    """The microdata aggregated by sdckit, with sdckit's primaries."""
+    frame, hier = make_microdata(spec)
+    t = Table.from_microdata(frame, hier, "turnover", n_top=2)
     return apply_rules(t, [MinFrequency(threshold=3, safety_range=10), PPercent(p=10)])
+
+
+def run_cli(spec: Spec, method: str) -> str:
+    """``sdckit table JOB.toml`` on the problem's microdata (Parquet), timed end to end.
+
+    The job has the same rules and the method with ``singletons = false``; the a priori bounds
+    are sdckit's defaults (non-negative cells), not tau-ARGUS's.  Returns a markdown line.
+    """
+    frame, hier = make_microdata(spec)
+    with tempfile.TemporaryDirectory(prefix="bench_cli_table_") as tmp:
+        work = Path(tmp)
+        frame.write_parquet(work / "micro.parquet")
+        lines = [
+            "[input]",
+            'file = "micro.parquet"',
+            "",
+            "[table]",
+            f"dimensions = {json.dumps([d.name for d in spec.dims])}",
+            'value = "turnover"',
+            "n_top = 2",
+        ]
+        for name, h in hier.items():
+            lines.append(f"\n[table.hierarchies.{name}]")
+            for i in h.internal.tolist():
+                kids = [h.codes[c] for c in h.children[i]]
+                lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
+        lines += [
+            "",
+            "[[rules]]",
+            'rule = "min_frequency"',
+            "threshold = 3",
+            "safety_range = 10",
+            "",
+            "[[rules]]",
+            'rule = "p_percent"',
+            "p = 10",
+            "",
+            "[suppression]",
+            f'method = "{method}"',
+            "singletons = false",
+            "",
+            "[output]",
+            'table = "out/published.csv"',
+            'table_full = "out/status.csv"',
+        ]
+        (work / "job.toml").write_text("\n".join(lines) + "\n")
+        sdckit = Path(sys.executable).with_name("sdckit")
+        start = time.perf_counter()
+        proc = subprocess.run(
+            ["/usr/bin/time", "-v", str(sdckit), "table", "job.toml"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+        )
+        wall = time.perf_counter() - start
+        peak = [ln for ln in proc.stderr.splitlines() if "Maximum resident" in ln]
+        rss = peak[0].split(":")[1].strip() if peak else "0"
+        status = pl.read_csv(work / "out" / "status.csv") if proc.returncode == 0 else None
+        n_sec = "-" if status is None else status.filter(pl.col("status") == "secondary").height
+    tail = proc.stdout.strip().splitlines()[-3:] if proc.returncode == 0 else [proc.stderr[:1500]]
+    print("\n".join(tail), flush=True)
+    return (
+        f"| `sdckit table` ({method}), end to end | {wall:.1f} s | peak RSS {int(rss) // 1024} MB"
+        f" | exit {proc.returncode} | secondaries {n_sec} |"
+    )
 
 
 def with_tau_bounds(table: Table) -> Table:
@@ -431,6 +502,10 @@ def run_problem(
         wall, cpu, res = _sdckit(suppress_hypercube, table, reps)
         rows.append(_row(spec.name, "sdckit hypercube", wall, cpu, table, res.table.suppressed))
     _print(rows, out)
+    if args.cli:
+        line = run_cli(spec, args.cli)
+        print(line, flush=True)
+        out.append(line)
     return rows
 
 
@@ -514,6 +589,9 @@ def main() -> None:
         "--match-time",
         action="store_true",
         help="give sdckit optimal tau-ARGUS OPT's time as its time limit",
+    )
+    parser.add_argument(
+        "--cli", default=None, help="also time `sdckit table` on the microdata with this method"
     )
     parser.add_argument("--out", default=None, help="also write the markdown here")
     args = parser.parse_args()

@@ -100,6 +100,23 @@ def test_singleton_violations() -> None:
     assert len(singleton_violations(marked.suppress([t.cell(r="1", c="a")]))) == 0
 
 
+def test_a_total_over_one_cell_is_not_a_singleton_violation() -> None:
+    """Row 1 has one non-empty cell: its total is the same quantity, not another's value."""
+    t = Table.from_array(
+        with_margins([[0, 7, 0], [6, 2, 4]]),
+        {"r": ["1", "2"], "c": ["a", "b", "c"]},
+        n_contributors=with_margins([[0, 1, 0], [3, 1, 3]]),
+    )
+    total_1, cell_1b = t.cell(r="1", c="Total"), t.cell(r="1", c="b")
+    marked = apply_rules(t, MarkedCells(cells=[total_1, cell_1b], upper=1))
+    # row 1: (1, Total) = (1, a) + (1, b) + (1, c) with (1, a), (1, c) empty
+    assert len(singleton_violations(marked)) == 0
+    # column b: (Total, b) = (1, b) + (2, b) with (Total, b) published: when both are
+    # single-contributor primaries, each of the two respondents computes the other's value
+    two = apply_rules(t, MarkedCells(cells=[cell_1b, t.cell(r="2", c="b")], upper=1))
+    assert len(singleton_violations(two)) == 1
+
+
 def test_nothing_suppressed() -> None:
     res = audit(e2_table())
     assert res.ok and len(res.cells) == 0

@@ -214,3 +214,26 @@ def test_every_cell_combination_of_a_small_table_is_protected() -> None:
         marked = apply_rules(t, MarkedCells(cells=list(pair), upper=4, lower=4))
         res = suppress_modular(marked)
         assert audit(res.table).ok
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
+def test_repair_protects_on_sub_table_models_first(seed: int, monkeypatch) -> None:
+    """Each target is first protected on one sub-table's model (or with its neighbours):
+    the cells found there protect it in the whole table (the audit says so)."""
+    from sdckit.tables.suppression import _common
+
+    t = _hierarchical(seed, n=120)
+    calls = {"small": 0, "whole": 0}
+    original = _common.protect_with_lp
+
+    def spy(table, matrix, cells, *args, **kwargs):
+        calls["whole" if len(cells) == table.n_cells else "small"] += 1
+        return original(table, matrix, cells, *args, **kwargs)
+
+    monkeypatch.setattr(_common, "LOCAL_PROTECTION_FROM", 0)
+    monkeypatch.setattr(_common, "protect_with_lp", spy)
+    cost = _common.cell_costs(t, "value")
+    repaired, added, verdict = _common.repair(t, cost)
+    assert calls["small"] > 0
+    assert verdict and audit(repaired).ok
+    assert added == int(repaired.secondary.sum()) > 0

@@ -52,7 +52,12 @@ def audit(
         "exact" computes every interval; "check" only decides each requirement (exactly), from
         as few LPs as possible: cells whose requirement is already proven by the feasible points
         of earlier LPs get an inner approximation of their interval (much faster on large
-        tables; the verdicts ``protected`` and ``exact`` are the same).
+        tables; the verdicts ``protected`` and ``exact`` are the same).  A connected block of
+        more than 5,000 suppressed cells is first checked sub-table by sub-table: a model with
+        one sub-table's suppressed cells free, every relation through them and every other
+        suppressed cell at its value; each of its solutions is a feasible table, so what it
+        proves holds for the whole table, and only the requirements it leaves open go to the
+        model of the whole block.
     integer_aware : bool, default False
         Also audit with integer cell values and, in count tables, suppressed cells known to
         be at least 1 (zeros and ones an intruder can deduce; see

@@ -225,7 +225,9 @@ def singleton_violations(table: Table) -> np.ndarray:
 
     Returns the row numbers of :attr:`Table.constraint_matrix` with exactly two suppressed
     cells, both primary and at least one of them with one contributor: each of the two
-    respondents could compute the other's value.
+    respondents could compute the other's value.  A relation whose published cells are all
+    empty is not one: its two suppressed cells are the same quantity (a total over one
+    non-empty cell and that cell), so knowing one tells nothing about anyone else.
     """
     m = table.constraint_matrix.tocoo()
     supp = table.suppressed[m.col]
@@ -233,4 +235,6 @@ def singleton_violations(table: Table) -> np.ndarray:
     n_supp = np.bincount(m.row[supp], minlength=m.shape[0])
     n_prim = np.bincount(m.row[table.primary[m.col]], minlength=m.shape[0])
     n_single = np.bincount(m.row[single], minlength=m.shape[0])
-    return np.flatnonzero((n_supp == 2) & (n_prim == 2) & (n_single >= 1))
+    published_nonempty = ~supp & (table.n_contributors[m.col] > 0)
+    n_other = np.bincount(m.row[published_nonempty], minlength=m.shape[0])
+    return np.flatnonzero((n_supp == 2) & (n_prim == 2) & (n_single >= 1) & (n_other > 0))

@@ -30,6 +30,7 @@ from sdckit.errors import ParameterError, SdcWarning
 from sdckit.protection import Instance, Options, Param
 from sdckit.tables._audit import AuditResult, audit
 from sdckit.tables._lp import feasibility_intervals, lp_scale, new_highs, solve
+from sdckit.tables._subtables import subtables
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -231,6 +232,7 @@ def protect_with_lp(
     cost: np.ndarray,
     targets: list[tuple[int, float]],
     moves: np.ndarray | None = None,
+    found: list[bool] | None = None,
 ) -> np.ndarray:
     """Cheapest cells (among ``allowed``) through which cells can move by given amounts.
 
@@ -253,7 +255,88 @@ def protect_with_lp(
         table.values[cells] == 0,
         targets,
         moves,
+        found,
     )
+
+
+#: Tables with at least this many cells protect each target on a sub-table's model first.
+LOCAL_PROTECTION_FROM = 2_000
+
+
+def protect_in_subtables(
+    table: Table,
+    suppressed: np.ndarray,
+    allowed: np.ndarray,
+    cost: np.ndarray,
+    targets: list[tuple[int, float]],
+) -> np.ndarray:
+    """:func:`protect_with_lp` on the whole table, each target first tried on small models.
+
+    ``targets`` are ``(cell, amount)`` with cell numbers of the table.  A target is first
+    protected on the model of the lowest sub-table holding its cell (the sub-table's cells
+    free, every relation through them, every other cell at its value): a move found there is
+    a move of the whole table, so the cells it uses protect the target.  A target that model
+    cannot protect is tried on the sub-table together with every sub-table sharing a cell with
+    it, and the rest get the LP of the whole table.  Returns the updated ``suppressed``.
+    """
+    suppressed = suppressed.copy()
+    if not targets:
+        return suppressed
+    m = table.constraint_matrix
+    everything = np.arange(table.n_cells)
+    if table.n_cells < LOCAL_PROTECTION_FROM:
+        return protect_with_lp(table, m, everything, suppressed, allowed, cost, targets)
+    csc = m.tocsc()
+    subs = [np.sort(c.ravel()) for c in subtables(table)]
+    home = np.full(table.n_cells, -1, dtype=np.int64)
+    for s_id, flat in enumerate(subs):
+        home[flat] = s_id  # the last (lowest) sub-table holding the cell
+    member_cell = np.concatenate(subs)
+    member_sub = np.repeat(np.arange(len(subs)), [len(f) for f in subs])
+    by_cell = np.argsort(member_cell, kind="stable")
+    starts = np.searchsorted(member_cell[by_cell], everything)
+    ends = np.searchsorted(member_cell[by_cell], everything, side="right")
+
+    def ring(s_id: int) -> np.ndarray:
+        near = np.unique(
+            np.concatenate([member_sub[by_cell[starts[c] : ends[c]]] for c in subs[s_id]])
+        )
+        return np.unique(np.concatenate([subs[k] for k in near.tolist()]))
+
+    def attempt(flat: np.ndarray, group: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        sub = csc[:, flat]
+        local = sub[np.unique(sub.indices)].tocsr()
+        where = np.searchsorted(flat, [c for c, _ in group])
+        found: list[bool] = []
+        new = protect_with_lp(
+            table,
+            local,
+            flat,
+            suppressed[flat],
+            allowed[flat],
+            cost,
+            [(int(w), a) for w, (_, a) in zip(where, group, strict=True)],
+            found=found,
+        )
+        suppressed[flat] |= new
+        return [t for t, ok in zip(group, found, strict=True) if not ok]
+
+    by_home: dict[int, list[tuple[int, float]]] = {}
+    for cell, amount in targets:
+        by_home.setdefault(int(home[cell]), []).append((int(cell), float(amount)))
+    left: list[tuple[int, float]] = []
+    for s_id, group in by_home.items():
+        if s_id < 0:
+            left.extend(group)
+            continue
+        rest = attempt(subs[s_id], group)
+        if rest:
+            wider = ring(s_id)
+            rest = attempt(wider, rest) if len(wider) < table.n_cells // 2 else rest
+        left.extend(rest)
+    if left:
+        suppressed = protect_with_lp(table, m, everything, suppressed, allowed, cost, left)
+    return suppressed
 
 
 def protect_paths(
@@ -266,10 +349,12 @@ def protect_paths(
     zero: np.ndarray,
     targets: list[tuple[int, float]],
     moves: np.ndarray | None = None,
+    found: list[bool] | None = None,
 ) -> np.ndarray:
     """:func:`protect_with_lp` on arrays: room up ``ub`` and down ``lb``, costs ``c_cells``.
 
-    ``zero`` marks the zero-valued cells (used only where nothing else protects).
+    ``zero`` marks the zero-valued cells (used only where nothing else protects); ``found``
+    (if given) receives, per target, whether a protecting move was found.
     """
     suppressed = suppressed.copy()
     n = len(c_cells)
@@ -312,6 +397,8 @@ def protect_paths(
         if status != _OPTIMAL:
             h.changeColsBounds(2 * n, every, lo, hi)
             status = solve(h)
+        if found is not None:
+            found.append(status == _OPTIMAL)
         if status != _OPTIMAL:
             continue  # cannot be protected this way (too little room): leave it to the audit
         x = np.asarray(h.getSolution().col_value)
@@ -365,7 +452,6 @@ def repair(
     from sdckit.tables.suppression._diagnose import infeasible_error, unprotectable
 
     added = 0
-    m = table.constraint_matrix
     cells = np.arange(table.n_cells)
     search = search_costs(table, cost)
     bad = audit(table, intervals="check").under_protected
@@ -375,7 +461,7 @@ def repair(
         prim, up, low, sl = requirements(table)
         keep = np.isin(prim, bad)
         targets = _targets(table, prim[keep], up[keep], low[keep], sl[keep], cells)
-        new = protect_with_lp(table, m, cells, table.suppressed, candidates(table), search, targets)
+        new = protect_in_subtables(table, table.suppressed, candidates(table), search, targets)
         fresh = new & ~table.suppressed
         if not fresh.any():
             break

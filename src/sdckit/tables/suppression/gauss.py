@@ -88,7 +88,7 @@ from sdckit.tables.suppression._common import (
     cell_costs,
     contract_table,
     make_result,
-    protect_with_lp,
+    protect_in_subtables,
     repair,
     requirements,
     search_costs,
@@ -676,15 +676,8 @@ def _protecting_cells(table: Table, w: np.ndarray, bad: np.ndarray) -> np.ndarra
             targets.append((int(cell), float(need_up)))
         if lo > 0:
             targets.append((int(cell), -float(min(lo, lb[cell]))))
-    cells = np.arange(table.n_cells)
-    new = protect_with_lp(
-        table,
-        table.constraint_matrix,
-        cells,
-        table.suppressed,
-        candidates(table),
-        search_costs(table, w),
-        targets,
+    new = protect_in_subtables(
+        table, table.suppressed, candidates(table), search_costs(table, w), targets
     )
     return new & ~table.suppressed
 
