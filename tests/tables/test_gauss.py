@@ -525,3 +525,25 @@ def test_the_repair_from_known_primaries_is_the_repair() -> None:
     assert ok_known and ok_full and added_known == added_full > 0
     assert np.array_equal(known.suppressed, full.suppressed)
     assert audit(known).ok
+
+
+@SETTINGS
+@given(hierarchical_tables(), st.integers(2, 12))
+def test_large_tables_complete_the_levels_sub_table_by_sub_table(table: Table, level: int) -> None:
+    """Above LOCAL_PROTECTION_FROM cells the elimination's pattern is completed by the
+    sub-table protection: every cell it suppressed stays suppressed, the levels hold."""
+    from sdckit.tables.suppression import _common
+
+    with_levels = apply_rules(
+        table, MarkedCells(cells=np.flatnonzero(table.primary).tolist(), upper=level, lower=level)
+    )
+    bare = GaussSuppression(repair_limit=0).apply(with_levels).table
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_common, "LOCAL_PROTECTION_FROM", 0)
+        try:
+            res = GaussSuppression().apply(with_levels)
+        except InfeasibleError:
+            return  # some primary has no protecting pattern at all (the error says which)
+    assert not np.any(bare.suppressed & ~res.table.suppressed)
+    assert res.protected and audit(res.table).ok
+    assert computable_primaries(res.table) == []

@@ -233,7 +233,7 @@ def test_repair_protects_on_sub_table_models_first(seed: int, monkeypatch) -> No
     monkeypatch.setattr(_common, "LOCAL_PROTECTION_FROM", 0)
     monkeypatch.setattr(_common, "protect_with_lp", spy)
     cost = _common.cell_costs(t, "value")
-    repaired, added, verdict = _common.repair(t, cost)
+    repaired, added, verdict = _common.repair(t, cost, local=True)
     assert calls["small"] > 0
     assert verdict and audit(repaired).ok
     assert added == int(repaired.secondary.sum()) > 0

@@ -370,17 +370,18 @@ def _local_proofs(
     them and fixes every other unknown at its start value (a feasible point).  Each solution of
     that small model, completed by the start values, is a feasible point of the whole block,
     so a requirement it reaches is reached in the block too (a proof); a requirement it does
-    not reach is left to the whole block's model (no verdict).  A group that is the whole
-    block is skipped.
+    not reach is left to the whole block's model (no verdict), as is every requirement that
+    fails (only the whole block's model can refute one).  A group that is the whole block is
+    skipped.
     """
     _, _, _, start = need
     open_ = want.copy()
     in_block = np.zeros(len(want), dtype=bool)
     in_block[cols] = True
-    for g in groups:
-        g = g[in_block[g]]
-        if not open_[g].any() or len(g) == len(cols):
-            continue
+    groups = [g[in_block[g]] for g in groups]
+    groups = [g for g in groups if len(g)]
+
+    def prove(g: np.ndarray) -> None:
         sub = csc[:, g]
         rows = np.unique(sub.indices)
         sub = sub[rows].tocsr()
@@ -404,6 +405,10 @@ def _local_proofs(
         done = j[_met(j, g_lo, g_hi, need)]
         lo[done], hi[done] = g_lo[done], g_hi[done]
         open_[done] = False
+
+    for g in groups:
+        if open_[g].any() and len(g) < len(cols):
+            prove(g)
     return open_
 
 

@@ -57,7 +57,12 @@ re-run with those cells forced, until the audit passes (or the LP repair adds th
 primary that no pattern can protect raises an InfeasibleError.  The audit's LPs are the
 costly part: a re-run whose pattern holds the audited one and the protecting cells is audited
 only for the primaries short before (more suppressions never narrow an interval), and the
-repair starts from the last audit's verdicts when they are those of the pattern.
+repair starts from the last audit's verdicts when they are those of the pattern.  On tables of
+2,000 cells or more the pattern is instead completed sub-table by sub-table (the modular
+method's protection of each failing sub-table, keeping every cell the elimination suppressed,
+then the repair of the whole table), because one protecting LP over a whole large table takes
+seconds; in tables of three or more dimensions the repair's protecting LPs are tried on one
+sub-table's model first.
 
 ``forced`` cells are always suppressed, ``hidden`` cells are never published (suppressed in
 the result, counted in ``details["hidden"]``) but need no protection, ``protected`` cells are
@@ -80,6 +85,7 @@ from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param
 from sdckit.tables._audit import audit
 from sdckit.tables._method import TableMethod
+from sdckit.tables.suppression import _common
 from sdckit.tables.suppression._common import (
     COST_PARAM,
     SuppressionResult,
@@ -421,8 +427,9 @@ class GaussSuppression(TableMethod):
     would make a primary computable from the published cells (exact Gaussian elimination of
     the table's model matrix), or computable by one respondent who knows his own
     single-contributor cells; then it is suppressed.  Tables up to ``repair_limit`` cells are
-    audited by LP with their protection levels and repaired.  See :mod:`.gauss` for the
-    algorithm and the singleton rules.
+    audited by LP with their protection levels and repaired (from 2,000 cells on, completed
+    sub-table by sub-table as in the modular method).  See :mod:`.gauss` for the algorithm
+    and the singleton rules.
 
     Parameters
     ----------
@@ -589,6 +596,12 @@ class GaussSuppression(TableMethod):
                 if not len(bad):
                     verdict = True
                     break
+                if table.n_cells >= _common.LOCAL_PROTECTION_FROM:
+                    # a large table: the elimination's pattern completed sub-table by
+                    # sub-table (more suppressions keep every rule of the elimination)
+                    out, added, verdict = _complete_by_subtables(out, w, self)
+                    repaired += added
+                    break
                 fresh = _protecting_cells(out, w, bad)
                 if not fresh.any():
                     known = bad
@@ -601,8 +614,8 @@ class GaussSuppression(TableMethod):
                     # more suppressions never narrow an interval: only the primaries short
                     # before can be short now
                     known = under_protected(out, bad)
-            repaired = int((extra & out.secondary).sum())
-            if verdict is not True:
+            repaired += int((extra & out.secondary).sum())
+            if verdict is None:
                 if known is None:
                     out, added, verdict = repair(out, w, max_rounds=self.max_rounds, method="gauss")
                 else:
@@ -630,6 +643,29 @@ class GaussSuppression(TableMethod):
     def contract_example(cls) -> tuple[TableMethod, Table]:
         """sdcTable's 4 x 4 table (benchmarks.md A4) with its nine primaries."""
         return cls(), contract_table()
+
+
+def _complete_by_subtables(
+    table: Table, w: np.ndarray, method: GaussSuppression
+) -> tuple[Table, int, bool]:
+    """Interval protection of a large table's elimination pattern, sub-table by sub-table.
+
+    The modular method's protection (each failing sub-table's cheapest completion, then the
+    repair of the whole table, its protecting LPs tried on sub-tables first in tables of
+    three or more dimensions) keeps every cell the elimination suppressed, so the pattern
+    stays safe from exact disclosure and from the respondents' own cells.  Returns the table,
+    the cells added and the verdict of the final audit.
+    """
+    from sdckit.tables.suppression.modular import ModularSuppression
+
+    before = table.suppressed
+    out = ModularSuppression(cost=w, singletons=False, repair_limit=0).apply(table).table
+    # the whole table's protecting LPs take seconds each from three dimensions on
+    out, _, verdict = repair(
+        out, w, max_rounds=method.max_rounds, method="gauss", local=len(table.shape) >= 3
+    )
+    added = int((out.suppressed & ~before).sum())
+    return out, added, verdict
 
 
 def _repair_known(
