@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+import sdckit.tables._lp as _lp
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_real
-from sdckit.tables import _lp
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables._status import STATUS_NAMES, CellStatus
 from sdckit.tables._subtables import subtables

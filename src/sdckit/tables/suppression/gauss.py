@@ -80,12 +80,12 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
+import sdckit.tables.suppression._common as _common
 import sdckit.tables.suppression._gauss_kernel as K
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param
 from sdckit.tables._audit import audit
 from sdckit.tables._method import TableMethod
-from sdckit.tables.suppression import _common
 from sdckit.tables.suppression._common import (
     COST_PARAM,
     SuppressionResult,
