@@ -293,14 +293,9 @@ def protect_in_subtables(
         home[flat] = s_id  # the last (lowest) sub-table holding the cell
     member_cell = np.concatenate(subs)
     member_sub = np.repeat(np.arange(len(subs)), [len(f) for f in subs])
-    by_cell = np.argsort(member_cell, kind="stable")
-    starts = np.searchsorted(member_cell[by_cell], everything)
-    ends = np.searchsorted(member_cell[by_cell], everything, side="right")
 
     def ring(s_id: int) -> np.ndarray:
-        near = np.unique(
-            np.concatenate([member_sub[by_cell[starts[c] : ends[c]]] for c in subs[s_id]])
-        )
+        near = np.unique(member_sub[np.isin(member_cell, subs[s_id])])
         return np.unique(np.concatenate([subs[k] for k in near.tolist()]))
 
     def attempt(flat: np.ndarray, group: list[tuple[int, float]]) -> list[tuple[int, float]]:

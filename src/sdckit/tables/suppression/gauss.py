@@ -94,7 +94,7 @@ from sdckit.tables.suppression._common import (
     cell_costs,
     contract_table,
     make_result,
-    protect_in_subtables,
+    protect_with_lp,
     repair,
     requirements,
     search_costs,
@@ -712,8 +712,15 @@ def _protecting_cells(table: Table, w: np.ndarray, bad: np.ndarray) -> np.ndarra
             targets.append((int(cell), float(need_up)))
         if lo > 0:
             targets.append((int(cell), -float(min(lo, lb[cell]))))
-    new = protect_in_subtables(
-        table, table.suppressed, candidates(table), search_costs(table, w), targets
+    cells = np.arange(table.n_cells)
+    new = protect_with_lp(
+        table,
+        table.constraint_matrix,
+        cells,
+        table.suppressed,
+        candidates(table),
+        search_costs(table, w),
+        targets,
     )
     return new & ~table.suppressed
 
