@@ -132,12 +132,14 @@ def test_check_mode_gives_the_same_verdicts(seed: int) -> None:
     prim = rng.choice(interior, 4, replace=False)
     others = rng.choice(np.setdiff1d(interior, prim), 5, replace=False)
     marked = apply_rules(t, MarkedCells(cells=prim, upper=3, lower=2)).suppress(others)
-    exact = audit(marked)
-    check = audit(marked, intervals="check")
+    _same_verdicts(marked, audit(marked), audit(marked, intervals="check"))
+
+
+def _same_verdicts(table: Table, exact, check) -> None:
+    """The check's verdicts are the exact audit's; its intervals inner approximations."""
     assert np.array_equal(exact.protected, check.protected)
-    primary = marked.primary[exact.cells]
+    primary = table.primary[exact.cells]
     assert np.array_equal(exact.exact[primary], check.exact[primary])
-    # inner approximation: never wider than the true interval
     assert np.all(check.minimum[primary] >= exact.minimum[primary] - 1e-9)
     assert np.all(check.maximum[primary] <= exact.maximum[primary] + 1e-9)
 
@@ -187,11 +189,7 @@ def test_sub_table_proofs_give_the_exact_verdicts(table: Table) -> None:
         mp.setattr(_lp, "LOCAL_PROOFS_FROM", 1)  # every block takes the sub-table proofs
         mp.setattr(_lp, "_COVER_FROM", 2)
         check = audit(table, intervals="check")
-    assert np.array_equal(exact.protected, check.protected)
-    primary = table.primary[exact.cells]
-    assert np.array_equal(exact.exact[primary], check.exact[primary])
-    assert np.all(check.minimum[primary] >= exact.minimum[primary] - 1e-9)
-    assert np.all(check.maximum[primary] <= exact.maximum[primary] + 1e-9)
+    _same_verdicts(table, exact, check)
 
 
 def test_sub_table_proofs_find_a_pattern_short_only_in_the_whole_table() -> None:
