@@ -426,6 +426,26 @@ def _targets(
     return out
 
 
+def protecting_cells(
+    table: Table, cost: np.ndarray, bad: np.ndarray, *, local: bool = False
+) -> np.ndarray:
+    """The cheapest cells (not yet suppressed) through which the primaries ``bad`` can move
+    by their levels: one attacker LP per primary and direction (see :func:`repair`)."""
+    cells = np.arange(table.n_cells)
+    search = search_costs(table, cost)
+    prim, up, low, sl = requirements(table)
+    keep = np.isin(prim, bad)
+    targets = _targets(table, prim[keep], up[keep], low[keep], sl[keep], cells)
+    if local:
+        new = protect_in_subtables(table, table.suppressed, candidates(table), search, targets)
+    else:
+        new = protect_with_lp(
+            table, table.constraint_matrix, cells, table.suppressed, candidates(table), search,
+            targets,
+        )  # fmt: skip
+    return new & ~table.suppressed
+
+
 def repair(
     table: Table,
     cost: np.ndarray,
@@ -433,11 +453,14 @@ def repair(
     max_rounds: int = 5,
     method: str = "repair",
     local: bool = False,
+    bad: np.ndarray | None = None,
 ) -> tuple[Table, int, bool]:
     """Audit ``table`` and protect every under-protected primary with the full-table LP.
 
     Returns the repaired table, the number of cells added and the verdict of the last audit
-    (True: every primary protected).  With ``local`` each protecting LP is first tried on a
+    (True: every primary protected).  ``bad``, when given, are the under-protected primaries
+    of ``table`` already known from an audit (the first audit is then skipped).  With
+    ``local`` each protecting LP is first tried on a
     sub-table's model (:func:`protect_in_subtables`): much faster where one LP over the whole
     table takes seconds (tables of three or more dimensions), but the cells found there can
     cost more than the whole table's cheapest (on a 56,291-cell 2-D table, twice the value).
@@ -455,23 +478,12 @@ def repair(
     from sdckit.tables.suppression._diagnose import infeasible_error, unprotectable
 
     added = 0
-    cells = np.arange(table.n_cells)
-    search = search_costs(table, cost)
-    bad = audit(table, intervals="check").under_protected
+    if bad is None:
+        bad = audit(table, intervals="check").under_protected
     for _ in range(max_rounds):
         if not len(bad):
             return table, added, True
-        prim, up, low, sl = requirements(table)
-        keep = np.isin(prim, bad)
-        targets = _targets(table, prim[keep], up[keep], low[keep], sl[keep], cells)
-        if local:
-            new = protect_in_subtables(table, table.suppressed, candidates(table), search, targets)
-        else:
-            new = protect_with_lp(
-                table, table.constraint_matrix, cells, table.suppressed, candidates(table),
-                search, targets,
-            )  # fmt: skip
-        fresh = new & ~table.suppressed
+        fresh = protecting_cells(table, cost, bad, local=local)
         if not fresh.any():
             break
         added += int(fresh.sum())

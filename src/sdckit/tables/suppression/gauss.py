@@ -89,14 +89,11 @@ from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
     COST_PARAM,
     SuppressionResult,
-    candidates,
-    capacities,
     cell_costs,
     contract_table,
     make_result,
-    protect_with_lp,
+    protecting_cells,
     repair,
-    requirements,
     search_costs,
     under_protected,
 )
@@ -602,7 +599,7 @@ class GaussSuppression(TableMethod):
                     out, added, verdict = _complete_by_subtables(out, w, self)
                     repaired += added
                     break
-                fresh = _protecting_cells(out, w, bad)
+                fresh = protecting_cells(out, w, bad)
                 if not fresh.any():
                     known = bad
                     break
@@ -616,10 +613,9 @@ class GaussSuppression(TableMethod):
                     known = under_protected(out, bad)
             repaired += int((extra & out.secondary).sum())
             if verdict is None:
-                if known is None:
-                    out, added, verdict = repair(out, w, max_rounds=self.max_rounds, method="gauss")
-                else:
-                    out, added, verdict = _repair_known(out, w, known, self.max_rounds)
+                out, added, verdict = repair(
+                    out, w, max_rounds=self.max_rounds, method="gauss", bad=known
+                )
                 repaired += added
             if progress is not None:
                 progress("audit", self.max_rounds, self.max_rounds)
@@ -666,63 +662,6 @@ def _complete_by_subtables(
     )
     added = int((out.suppressed & ~before).sum())
     return out, added, verdict
-
-
-def _repair_known(
-    table: Table, w: np.ndarray, bad: np.ndarray, max_rounds: int
-) -> tuple[Table, int, bool]:
-    """:func:`repair` of ``table`` whose under-protected primaries ``bad`` are known (the
-    first audit saved); the same rounds, verdict, warning and errors."""
-    from sdckit.tables.suppression._diagnose import infeasible_error, unprotectable
-
-    added = 0
-    for _ in range(max_rounds):
-        if not len(bad):
-            return table, added, True
-        fresh = _protecting_cells(table, w, bad)
-        if not fresh.any():
-            break
-        added += int(fresh.sum())
-        table = table.suppress(fresh)
-        bad = under_protected(table, bad)
-    if not len(bad):
-        return table, added, True
-    impossible = unprotectable(table, candidates(table))
-    if len(impossible):
-        raise infeasible_error(table, impossible, candidates(table), "gauss")
-    warnings.warn(
-        f"{len(bad)} primary cell(s) remain under-protected after the repair although a "
-        "protecting pattern exists; the result is marked protected=False. Do not publish this "
-        "pattern: run repair_suppression on it, or use the optimal method.",
-        SdcWarning,
-        stacklevel=3,
-    )
-    return table, added, False
-
-
-def _protecting_cells(table: Table, w: np.ndarray, bad: np.ndarray) -> np.ndarray:
-    """The cheapest cells through which the primaries ``bad`` can move by their levels."""
-    prim, up, low, sl = requirements(table)
-    keep = np.isin(prim, bad)
-    ub, lb = capacities(table)
-    targets: list[tuple[int, float]] = []
-    for cell, u, lo, s in zip(prim[keep], up[keep], low[keep], sl[keep], strict=True):
-        need_up = min(max(u, s - min(lo, lb[cell])), ub[cell])
-        if need_up > 0:
-            targets.append((int(cell), float(need_up)))
-        if lo > 0:
-            targets.append((int(cell), -float(min(lo, lb[cell]))))
-    cells = np.arange(table.n_cells)
-    new = protect_with_lp(
-        table,
-        table.constraint_matrix,
-        cells,
-        table.suppressed,
-        candidates(table),
-        search_costs(table, w),
-        targets,
-    )
-    return new & ~table.suppressed
 
 
 def _unprotectable(table: Table, cells: np.ndarray) -> InfeasibleError:
