@@ -27,8 +27,6 @@ __all__ = ["AGGS", "TOPV", "EngineTable", "build_table", "reduce_partials"]
 AGGS = {"nx": "__sdc_nx", "sx": "__sdc_sx"}
 #: The column of the largest contributions in long form.
 TOPV = "__sdc_top"
-#: The code of the level that collects missing dimension values (``missing="category"``),
-#: as in :meth:`sdckit.tables.Table.from_microdata`.
 
 
 def reduce_partials(
