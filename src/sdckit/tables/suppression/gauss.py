@@ -9,9 +9,11 @@ Algorithm (our implementation of the published method; the R code was read, not 
 
 1. Cells that are never suppressed (frozen cells, empty cells above a primary) are published
    first, then the candidates (safe cells) in decreasing order of their cost of suppression
-   (ties: cells over more inner cells first), so that expensive cells are published and cheap
-   ones suppressed.  A candidate is published unless publishing it would make a primary
-   computable (or break a singleton rule below); then it becomes a secondary suppression.
+   (ties: the cell whose inner cells lie in the larger margins first, by ``X' X (|cost| + 1)``
+   as GaussSuppression's default candidate order; then cells over more inner cells), so that
+   expensive cells are published and cheap ones suppressed.  A candidate is published unless
+   publishing it would make a primary computable (or break a singleton rule below); then it
+   becomes a secondary suppression.
    Because the published span only grows and each addition was checked against every primary,
    no primary is computable from the final pattern.
 2. The published span is kept as a Gaussian elimination: the live matrix is the Schur
@@ -127,6 +129,7 @@ class _Model:
     cgrp: np.ndarray  # the group of an attacker cell (-1: not an attacker)
     gptr: np.ndarray  # CSR of the cells of each group
     gcells: np.ndarray
+    tie: np.ndarray  # X' X weight: the order of equal candidates
 
 
 def _ancestors(h: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -139,9 +142,18 @@ def _ancestors(h: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _build_model(
-    table: Table, live: np.ndarray, rows_mask: np.ndarray, groups: np.ndarray
+    table: Table,
+    live: np.ndarray,
+    rows_mask: np.ndarray,
+    groups: np.ndarray,
+    weight: np.ndarray | None = None,
 ) -> _Model:
-    """Rows: the cells of ``rows_mask`` (inner, non-empty); columns: the ``live`` cells."""
+    """Rows: the cells of ``rows_mask`` (inner, non-empty); columns: the ``live`` cells.
+
+    With ``weight`` (one per cell), ``tie`` is ``X' X weight`` over every cell of the table:
+    for each cell, the weight of all cells sharing an inner cell with it (counted per inner
+    cell), the order of equal candidates (see ``_order``).
+    """
     n = table.n_cells
     row_cell = np.flatnonzero(rows_mask)
     m = len(row_cell)
@@ -161,6 +173,11 @@ def _build_model(
         acc = np.repeat(acc, cnt) + anc[first + offs] * strides[d]
         pr = np.repeat(pr, cnt)
         del first, offs, node, cnt
+    tie = np.zeros(n)
+    if weight is not None:
+        row_weight = np.bincount(pr, weights=weight[acc], minlength=m)
+        tie = np.bincount(acc, weights=row_weight[pr], minlength=n)
+        del row_weight
     keep = live[acc]
     pr, acc = pr[keep], acc[keep]
     # rows: already grouped by row and increasing in cell number within a row
@@ -195,6 +212,7 @@ def _build_model(
     return _Model(
         m, n, row_cell.astype(np.int64), row_ptr, acc.astype(np.int32), col_ptr,
         col_row.astype(np.int32), n_rows, rgrp.astype(np.int64), gsize, own, cgrp, gptr, gcells,
+        tie,
     )  # fmt: skip
 
 
@@ -335,9 +353,17 @@ def _groups(table: Table, rows_mask: np.ndarray, singletons: bool, contributors:
     return groups
 
 
-def _order(table: Table, search: np.ndarray, n_rows: np.ndarray, cells: np.ndarray) -> np.ndarray:
-    """``cells`` by decreasing cost, then by decreasing number of inner cells, then number."""
-    return cells[np.lexsort((cells, -n_rows[cells], -search[cells]))]
+def _order(search: np.ndarray, model: _Model, cells: np.ndarray) -> np.ndarray:
+    """``cells`` by decreasing cost, then by decreasing ``tie`` (the weight of the cells they
+    share inner cells with: of two equal cells the one in the larger margins is published),
+    then by decreasing number of inner cells, then by number.
+
+    The tie order is GaussSuppression's (``CandidatesDefault``: ``X' X (freq + 1)``); on
+    SSBtools' z1 table it gives that package's published pattern (3 secondaries where the
+    order by cell number gave 5).
+    """
+    keys = (cells, -model.n_rows[cells], -model.tie[cells], -search[cells])
+    return cells[np.lexsort(keys)]
 
 
 def _gauss_pattern(
@@ -366,7 +392,7 @@ def _gauss_pattern(
     live = primary | candidate | publish_first | attacker
     if progress is not None:
         progress("model", 0, 1)
-    model = _build_model(table, live, rows_mask, groups)
+    model = _build_model(table, live, rows_mask, groups, np.abs(w) + 1.0)
     if progress is not None:
         progress("model", 1, 1)
     t1 = time.perf_counter()
@@ -374,9 +400,7 @@ def _gauss_pattern(
     has_rows = model.n_rows > 0
     first = np.flatnonzero(publish_first & has_rows)
     cand = np.flatnonzero(candidate & has_rows)
-    order = np.r_[
-        _order(table, search, model.n_rows, first), _order(table, search, model.n_rows, cand)
-    ]
+    order = np.r_[_order(search, model, first), _order(search, model, cand)]
     kinds = np.r_[np.ones(len(first), dtype=np.int8), np.zeros(len(cand), dtype=np.int8)]
     flags = np.zeros(table.n_cells, dtype=np.uint8)
     flags[live & has_rows] = K.LIVE

@@ -1,0 +1,214 @@
+"""Golden values from the R package GaussSuppression's own test suite, on public tables.
+
+The R test ``tests/testthat/test-GaussSuppressionFromData.R`` ("GaussSuppressionFromData
+works") asserts::
+
+    expect_equal(which(GaussSuppressionFromData(SSBtoolsData("z1"), 1:2, 3)$suppressed),
+                 c(12, 13, 22, 23, 42, 43))
+
+``which()`` gives 1-based row numbers of the output, which is in the order of SSBtools'
+cross table (``ModelMatrix(..., crossTable = TRUE)`` via ``FindDimLists`` /
+``Hierarchies2ModelMatrix`` with ``reOrder = TRUE``): in each dimension the total comes first,
+then the codes sorted; the first dimension (``region``) varies slowest, the last
+(``hovedint``) fastest.  Row ``k`` is therefore ``(region[(k-1) // 5], hovedint[(k-1) % 5])``
+with ``region = Total, A, ..., H`` and ``hovedint = Total, annet, arbeid, soshjelp, trygd``::
+
+    12 -> (B, annet)   13 -> (B, arbeid)
+    22 -> (D, annet)   23 -> (D, arbeid)
+    42 -> (H, annet)   43 -> (H, arbeid)
+
+The R defaults that apply: ``primary = PrimaryDefault`` with ``maxN = 3`` and
+``protectZeros = TRUE`` (cells with ``freq <= 3``, zeros included) -- sdckit's
+``MinFrequency(threshold=4)`` (fewer than 4 contributors) plus ``ZeroCells(disclosing_only=
+False)``; ``candidates = CandidatesDefault`` with ``secondaryZeros = FALSE``: candidates are
+published in decreasing order of ``freq + 1`` with ties broken by ``0.99 * tie / max(tie)``,
+``tie = |X' X (freq + 1)|`` (X the model matrix), zeros first; ``singleton = SingletonDefault``,
+which with ``protectZeros = TRUE`` marks the zero inner cells only -- z1 has none, so no
+singleton rule is active in R.  The primaries are (B, arbeid) = 1, (D, arbeid) = 2 and
+(H, arbeid) = 3: exactly the cells of the R pattern with ``freq <= 3``, which checks the
+mapping (with ``hovedint`` varying slowest the six rows would miss (B, arbeid) and
+(H, arbeid), so R's pattern would leave primaries published).
+
+One tie matters: (D, annet) and (D, trygd) are both 13; R publishes (D, trygd) first (its
+margin ``trygd`` = 189 is larger than ``annet`` = 72, so its ``tie`` is larger) and suppresses
+(D, annet).  sdckit's default order breaks ties among equal costs the same way (by
+``X' X (|cost| + 1)``), so its default pattern is R's; a user ``cost`` array equal to R's
+ordering key gives it too.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from sdckit.tables import (
+    GaussSuppression,
+    MinFrequency,
+    Table,
+    ZeroCells,
+    apply_rules,
+    audit,
+)
+from sdckit.tables.examples import with_margins
+
+# SSBtoolsData("z1") (SSBtools, data/z1.RData: region, hovedint, ant), read with the Python
+# package ``rdata`` outside sdckit's environment and written here as a literal.
+Z1 = [
+    ("A", "annet", 11), ("B", "annet", 7), ("C", "annet", 5), ("D", "annet", 13),
+    ("E", "annet", 9), ("F", "annet", 12), ("G", "annet", 6), ("H", "annet", 9),
+    ("A", "arbeid", 11), ("B", "arbeid", 1), ("C", "arbeid", 8), ("D", "arbeid", 2),
+    ("E", "arbeid", 14), ("F", "arbeid", 9), ("G", "arbeid", 4), ("H", "arbeid", 3),
+    ("A", "soshjelp", 55), ("B", "soshjelp", 29), ("C", "soshjelp", 35), ("D", "soshjelp", 17),
+    ("E", "soshjelp", 63), ("F", "soshjelp", 24), ("G", "soshjelp", 22), ("H", "soshjelp", 38),
+    ("A", "trygd", 36), ("B", "trygd", 18), ("C", "trygd", 25), ("D", "trygd", 13),
+    ("E", "trygd", 52), ("F", "trygd", 22), ("G", "trygd", 8), ("H", "trygd", 15),
+]  # fmt: skip
+
+REGIONS = sorted({r for r, _, _ in Z1})
+HOVEDINT = sorted({h for _, h, _ in Z1})
+
+# The published R expectation, as 1-based row numbers of GaussSuppressionFromData's output.
+R_SUPPRESSED_ROWS = (12, 13, 22, 23, 42, 43)
+
+
+def r_cross_table_order() -> list[tuple[str, str]]:
+    """The rows of SSBtools' cross table for z1: totals first, codes sorted, the first
+    dimension (region) slowest, the last (hovedint) fastest."""
+    return list(itertools.product(["Total", *REGIONS], ["Total", *HOVEDINT]))
+
+
+def r_named(rows: tuple[int, ...]) -> set[tuple[str, str]]:
+    order = r_cross_table_order()
+    return {order[k - 1] for k in rows}
+
+
+def z1_table() -> Table:
+    """z1 as a frequency table with its margins (every person a contributor), with the
+    primaries of R's defaults: ``freq <= maxN = 3`` and the zeros (``protectZeros``)."""
+    inner = np.zeros((len(REGIONS), len(HOVEDINT)))
+    for r, h, ant in Z1:
+        inner[REGIONS.index(r), HOVEDINT.index(h)] = ant
+    full = with_margins(inner)
+    t = Table.from_array(
+        full,
+        {"region": REGIONS, "hovedint": HOVEDINT},
+        n_contributors=full.astype(int),
+        kind="count",
+    )
+    return apply_rules(t, [MinFrequency(threshold=4), ZeroCells(disclosing_only=False)])
+
+
+def named(t: Table, mask: np.ndarray) -> set[tuple[str, str]]:
+    return {
+        (r, h)
+        for r in t.hierarchies[0].codes
+        for h in t.hierarchies[1].codes
+        if mask[t.cell(region=r, hovedint=h)]
+    }
+
+
+def r_candidate_cost(t: Table) -> np.ndarray:
+    """R's CandidatesDefault ordering key as a sdckit cost (publish the largest first):
+    ``freq + 1 + 0.99 * tie / max(tie)`` with ``tie = X' X (freq + 1)`` over the model matrix
+    ``X`` (inner cells x cells).  z1 has no zeros, so the zero rule of the key is not needed."""
+    inner = np.flatnonzero(~t.is_total)
+    x = np.zeros((len(inner), t.n_cells))
+    chains = []
+    for h in t.hierarchies:
+        per_node = []
+        for i in range(h.size):
+            chain, k = [], i
+            while k >= 0:
+                chain.append(k)
+                k = int(h.parent[k])
+            per_node.append(chain)
+        chains.append(per_node)
+    for row, leaf in enumerate(zip(*np.unravel_index(inner, t.shape), strict=True)):
+        for combo in itertools.product(*[chains[d][int(n)] for d, n in enumerate(leaf)]):
+            x[row, np.ravel_multi_index(combo, t.shape)] = 1
+    f1 = t.values + 1
+    tie = x.T @ (x @ f1)
+    return f1 + 0.99 * tie / tie.max()
+
+
+R_PATTERN = {
+    ("B", "annet"), ("B", "arbeid"), ("D", "annet"), ("D", "arbeid"),
+    ("H", "annet"), ("H", "arbeid"),
+}  # fmt: skip
+R_PRIMARIES = {("B", "arbeid"), ("D", "arbeid"), ("H", "arbeid")}
+
+
+def test_r_row_numbers_name_the_cells() -> None:
+    """The mapping of the docstring: 45 rows, and the six R rows are these named cells."""
+    order = r_cross_table_order()
+    assert len(order) == (len(REGIONS) + 1) * (len(HOVEDINT) + 1) == 45
+    assert order[0] == ("Total", "Total") and order[1] == ("Total", "annet")
+    assert r_named(R_SUPPRESSED_ROWS) == R_PATTERN
+
+
+def test_z1_primaries_are_the_small_cells_of_the_r_pattern() -> None:
+    """The primaries of R's defaults (freq <= 3; z1 has no zeros) are the three cells of the
+    R pattern with freq <= 3 -- a check of the row mapping and of the threshold semantics."""
+    t = z1_table()
+    assert not np.any(t.values == 0)
+    assert named(t, t.primary) == R_PRIMARIES
+    assert R_PRIMARIES.issubset(r_named(R_SUPPRESSED_ROWS))
+    small = {(r, h) for r, h, ant in Z1 if ant <= 3}
+    assert small == R_PRIMARIES
+    # the other order (hovedint slowest) would leave two primaries published: not R's order
+    swapped = [(r, h) for h, r in itertools.product(["Total", *HOVEDINT], ["Total", *REGIONS])]
+    assert not R_PRIMARIES.issubset({swapped[k - 1] for k in R_SUPPRESSED_ROWS})
+
+
+def test_z1_pure_elimination_with_r_candidate_order_is_r_golden() -> None:
+    """GaussSuppressionFromData(SSBtoolsData("z1"), 1:2, 3): rows 12, 13, 22, 23, 42, 43.
+
+    sdckit's elimination alone (``repair_limit=0``), with R's candidate order as the cost and
+    no singleton rule (R's default singletons are the zero cells; z1 has none), suppresses
+    exactly the R pattern."""
+    t = z1_table()
+    res = GaussSuppression(cost=r_candidate_cost(t), singletons=False, repair_limit=0).apply(t)
+    out = res.table
+    assert named(out, out.suppressed) == r_named(R_SUPPRESSED_ROWS)
+    assert named(out, out.primary) == R_PRIMARIES
+    assert named(out, out.secondary) == R_PATTERN - R_PRIMARIES
+    assert res.n_secondary == 3
+
+
+def test_z1_repaired_with_r_candidate_order_keeps_the_r_pattern() -> None:
+    """With sdckit's defaults otherwise (singleton rules on, LP audit and repair) the R
+    pattern is kept: it passes the audit with MinFrequency's protection levels, and the
+    singleton respondent (B, arbeid) = 1 cannot recompute another primary from it."""
+    t = z1_table()
+    res = GaussSuppression(cost=r_candidate_cost(t)).apply(t)
+    out = res.table
+    assert named(out, out.suppressed) == R_PATTERN
+    assert res.details["repaired"] == 0
+    assert res.protected and audit(out).ok
+
+
+def test_r_tie_break_prefers_publishing_the_cell_in_the_larger_margin() -> None:
+    """(D, annet) and (D, trygd) both hold 13; R's key publishes (D, trygd) first (the
+    ``trygd`` margin, 189, is larger than ``annet``, 72), so (D, annet) is suppressed."""
+    t = z1_table()
+    cost = r_candidate_cost(t)
+    annet, trygd = t.cell(region="D", hovedint="annet"), t.cell(region="D", hovedint="trygd")
+    assert t.values[annet] == t.values[trygd] == 13
+    assert cost[trygd] > cost[annet]
+    assert t.values[t.cell(region="Total", hovedint="trygd")] == 189
+    assert t.values[t.cell(region="Total", hovedint="annet")] == 72
+
+
+def test_z1_default_order_gives_the_r_golden_pattern() -> None:
+    """sdckit's default order (cost = value, equal cells by ``X' X (|cost| + 1)``, the tie
+    order of R's CandidatesDefault) gives R's pattern, with and without the singleton rules
+    and the LP repair.  (Equal cells by cell number gave (D, trygd) instead of (D, annet),
+    then (G, trygd) and one more cell in region G: 5 secondaries, not 3.)"""
+    t = z1_table()
+    plain = GaussSuppression(singletons=False, repair_limit=0).apply(t).table
+    assert named(plain, plain.suppressed) == R_PATTERN
+    res = GaussSuppression().apply(t)
+    assert named(res.table, res.table.suppressed) == R_PATTERN
+    assert res.n_secondary == 3 and res.details["repaired"] == 0
+    assert res.protected and audit(res.table).ok
