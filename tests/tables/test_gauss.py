@@ -113,6 +113,37 @@ def singleton_reveals(
     return out
 
 
+def combination_reveals(t: Table, groups: np.ndarray, x: np.ndarray | None = None) -> list:
+    """Rule R2, independently: (respondent, attacker) pairs where some non-zero combination of
+    the respondent's primary single-contributor inner cells is computable from the published
+    cells (attacker ``None``) or from them and another respondent's unpublished
+    single-contributor cells.
+
+    A combination of the columns ``G`` is computable from the columns ``P`` exactly when
+    ``span(G)`` meets ``span(P)`` outside 0, i.e. when ``G``'s residuals off ``span(P)`` have a
+    smaller rank than ``G`` (the columns of distinct inner cells are independent).
+    """
+    if x is None:
+        x, _ = model_matrix(t)
+    inner = ~t.is_total & (t.status != CellStatus.EMPTY)
+    single = np.flatnonzero(inner & (t.n_contributors == 1))
+    q0 = _basis(x[:, ~t.suppressed])
+    out: list = []
+    for g in sorted({int(groups[c]) for c in single}):
+        mine = [c for c in single if groups[c] == g and t.primary[c]]
+        if len(mine) < 2:
+            continue  # one cell: rules R0 and R1
+        own = x[:, mine]
+        if _basis(own - q0 @ (q0.T @ own)).shape[1] < len(mine):
+            out.append((g, None))
+        for h in sorted({int(groups[c]) for c in single} - {g}):
+            known = x[:, [c for c in single if groups[c] == h and t.suppressed[c]]]
+            q1 = np.hstack([q0, _basis(known - q0 @ (q0.T @ known))])
+            if _basis(own - q1 @ (q1.T @ own)).shape[1] < len(mine):
+                out.append((g, h))
+    return out
+
+
 def disclosing_singleton_violations(t: Table, x: np.ndarray | None = None) -> list[int]:
     """:func:`singleton_violations` without the relations whose two suppressed primaries are
     the same quantity (the same non-empty inner cells, e.g. a total over one inner cell):
@@ -198,6 +229,28 @@ def test_respondents_with_several_cells(table: Table, data: st.DataObject) -> No
     t = GaussSuppression(repair_limit=0, contributors=ids).apply(table).table
     assert computable_primaries(t) == []
     assert singleton_reveals(t, ids) == []
+    assert combination_reveals(t, ids) == []
+
+
+def test_a_respondents_combined_cells_are_checked() -> None:
+    """Rule R2: respondent 0 is the single contributor of the primaries c00 x c10 and
+    c00 x c11 and of c01 x c10, c01 x c11.  Without the singleton rules the elimination
+    publishes the row total of c00 (the sum of his two primaries: a combination of his
+    primary cells computable from the published cells), with them it does not; the
+    independent rank check sees the difference."""
+    values = np.array([[30, 9, 8, 13], [9, 5, 4, 0], [21, 4, 4, 13]])
+    counts = np.array([[9, 2, 2, 5], [2, 1, 1, 0], [7, 1, 1, 5]])
+    hier = {"v0": Hierarchy.flat(["c00", "c01"]), "v1": Hierarchy.flat(["c10", "c11", "c12"])}
+    t = Table.from_array(values, hier, n_contributors=counts, kind="magnitude")
+    prim = [t.cell(v0="c00", v1="c10"), t.cell(v0="c00", v1="c11")]
+    t = apply_rules(t, MarkedCells(cells=prim, upper=1))
+    ids = np.zeros(t.n_cells, dtype=int)
+    ids[t.cell(v0="c01", v1="c12")] = 1
+    off = GaussSuppression(repair_limit=0, singletons=False).apply(t).table
+    assert (0, None) in combination_reveals(off, ids)
+    on = GaussSuppression(repair_limit=0, contributors=ids).apply(t).table
+    assert combination_reveals(on, ids) == []
+    assert computable_primaries(on) == [] and singleton_reveals(on, ids) == []
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
