@@ -79,3 +79,26 @@ def test_engine_needs_parquet_and_a_known_name(tmp_path: Path, census_parquet: P
         load_table_job(_job(tmp_path, census_parquet, "duckdb"))
     with pytest.raises(SdcError, match=r"'na_values' is for text files"):
         load_table_job(_job(tmp_path, census_parquet, "polars", 'na_values = ["NA"]'))
+
+
+def test_a_gauss_job_reports_the_elimination_as_it_goes(
+    tmp_path: Path, census_parquet: Path
+) -> None:
+    """``sdckit table`` shows a bar for the Gaussian elimination (the long part on a large
+    table): the job passes its progress callback to the method, not changing the job's own
+    method object."""
+    path = _job(tmp_path, census_parquet, None)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace('"modular"', '"gauss"'), encoding="utf-8"
+    )
+    job = load_table_job(path)
+    seen: list[tuple[str, int, int]] = []
+    res = run_table_job(job, write=False, progress=lambda *a: seen.append(a))
+    stages = {s for s, _, _ in seen}
+    assert {"Secondary suppression: model", "Secondary suppression: elimination"} <= stages
+    last = [(d, t) for s, d, t in seen if s == "Secondary suppression: elimination"][-1]
+    assert last[0] == last[1] > 0
+    assert job.suppression.get_params()["progress"] is None
+    assert res.protected and audit(res.table).ok
+    quiet = run_table_job(job, write=False)
+    np.testing.assert_array_equal(quiet.table.status, res.table.status)

@@ -25,6 +25,7 @@ from sdckit._validation import check_columns_exist, check_int
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, method_class
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
+from sdckit.protection import clone
 
 __all__ = ["AUDIT_PARAMETERS", "TableJob", "TableJobResult", "load_table_job", "run_table_job"]
 
@@ -305,7 +306,7 @@ def load_table_job(path: str | Path) -> TableJob:
     if getattr(cls, "kind", "suppression") != "suppression":
         raise ParameterError(
             f"[suppression] {name!r} is a rounding method; choose a secondary suppression "
-            "method: hypercube, modular or optimal."
+            "method: hypercube, modular, optimal or gauss."
         )
     suppression = instantiate(cls, supp, "[suppression]")
     audit_params = None
@@ -330,6 +331,20 @@ def load_table_job(path: str | Path) -> TableJob:
         outputs["report_internal"],
         outputs["report_external"],
     )
+
+
+def _with_progress(method: Any, progress: Any) -> Any:
+    """``method``, or a copy reporting its own stages (``GaussSuppression``: the model and the
+    elimination, the long part on a large table) as "Secondary suppression: <stage>"."""
+    if progress is None or "progress" not in method.get_params():
+        return method
+    if method.get_params()["progress"] is not None:
+        return method
+
+    def inner(stage: str, done: int, total: int) -> None:
+        progress(f"Secondary suppression: {stage}", done, total)
+
+    return clone(method).set_params(progress=inner)
 
 
 def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) -> TableJobResult:
@@ -361,7 +376,7 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
     report("Table protection", 0, len(stages))
     marked = apply_rules(job.table, list(job.rules))
     report("Table protection", 1, len(stages))
-    result = job.suppression.apply(marked)
+    result = _with_progress(job.suppression, progress).apply(marked)
     report("Table protection", 2, len(stages))
     params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
     checked = audit(result.table, **params)
