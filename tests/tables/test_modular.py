@@ -112,6 +112,23 @@ def test_exact_subtables_leave_little_to_repair(seed: int) -> None:
     assert exact.cost <= paths.cost * 1.05
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_solved_sub_tables_are_not_audited_twice_when_the_whole_table_is(seed: int) -> None:
+    """Up to ``repair_limit`` cells a sub-table protected by its exact MILP and unchanged since
+    is not audited again (the audit of the whole table follows); the result is protected and
+    every sub-table still passes its own audit."""
+    t = _hierarchical(seed)
+    res = suppress_modular(t)
+    bare = suppress_modular(t, repair_limit=0)  # the caller audits: every re-audit is run
+    assert res.details["subtable_milp"] > 0
+    assert res.details["subtable_audits"] < bare.details["subtable_audits"]
+    assert res.protected and audit(res.table).ok
+    assert bare.details["subtables_failing"] == 0
+    checked = suppress_modular(res.table, repair_limit=0)  # its sub-tables as they stand
+    assert np.array_equal(checked.table.suppressed, res.table.suppressed)
+    assert checked.details["subtables_failing"] == 0
+
+
 # ------------------------------------------------------------------ LP status handling
 class _Flaky:
     """A HiGHS model whose chosen solves report status Unknown (as after an unbounded LP)."""

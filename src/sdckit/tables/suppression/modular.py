@@ -254,8 +254,10 @@ class ModularSuppression(TableMethod):
         SuppressionResult
             ``details`` holds ``subtables``, ``subtable_audits`` (LP audits of sub-tables run)
             and ``subtables_failing`` (sub-tables whose own LP audit fails for the final
-            pattern; 0 when every sub-table is protected); ``protected`` is the verdict of
-            the final audit (False above ``repair_limit``: not audited).
+            pattern; 0 when every sub-table is protected; up to ``repair_limit`` cells a
+            sub-table protected by its exact MILP and unchanged since is not audited again,
+            the audit of the whole table follows); ``protected`` is the verdict of the final
+            audit (False above ``repair_limit``: not audited).
 
         Raises
         ------
@@ -283,6 +285,14 @@ class ModularSuppression(TableMethod):
         stats: dict[str, int] = {}
         is_secondary = np.zeros(table.n_cells, dtype=bool)
         passed: dict[int, tuple[int, float]] = {}
+        # a sub-table the exact MILP just protected meets the levels of the cells that failed
+        # (and, more suppressions never narrowing an interval, those that passed) as long as
+        # nothing in it changes; its re-audit is skipped when the whole table is audited (and
+        # repaired) afterwards anyway (the re-audit would only add that its own new
+        # secondaries are not disclosed exactly, which the full audit covers through the
+        # primaries)
+        audited_whole = 0 < table.n_cells <= self.repair_limit
+        solved: dict[int, tuple[int, float]] = {}
         for _ in range(max_passes):
             passes += 1
             changed = False
@@ -293,8 +303,8 @@ class ModularSuppression(TableMethod):
                 if not local_supp.any():
                     continue
                 signature = (int(local_supp.sum()), float(need[:, flat].sum()))
-                if passed.get(s_id) == signature:
-                    continue  # unchanged since it last passed its audit
+                if passed.get(s_id) == signature or solved.get(s_id) == signature:
+                    continue  # unchanged since it last passed its audit or was solved
                 # cells suppressed elsewhere must at least not be disclosed exactly here
                 is_secondary[flat] = local_supp & ~table.primary[flat]
                 local_need = need[:, flat].copy()
@@ -332,6 +342,8 @@ class ModularSuppression(TableMethod):
                 if len(fresh):
                     supp[fresh] = True
                     changed = True
+                if audited_whole and info.get("subtable_milp") and not self.propagate:
+                    solved[s_id] = (int(supp[flat].sum()), float(need[:, flat].sum()))
             if not changed:
                 break
         # final check: every sub-table with suppressions passes its own audit as the pattern stands
@@ -341,7 +353,8 @@ class ModularSuppression(TableMethod):
             local_supp = supp[flat]
             if not local_supp.any():
                 continue
-            if passed.get(s_id) == (int(local_supp.sum()), float(need[:, flat].sum())):
+            signature = (int(local_supp.sum()), float(need[:, flat].sum()))
+            if passed.get(s_id) == signature or solved.get(s_id) == signature:
                 continue
             local_need = need[:, flat].copy()
             sec = local_supp & ~table.primary[flat]
@@ -423,7 +436,7 @@ def suppress_modular(
     SuppressionResult
         ``details`` holds ``subtables``, ``subtable_audits`` (LP audits of sub-tables run) and
         ``subtables_failing`` (sub-tables whose own LP audit fails for the final pattern; 0 when
-        every sub-table is protected).
+        every sub-table is protected; see :meth:`ModularSuppression.apply`).
 
     Examples
     --------
