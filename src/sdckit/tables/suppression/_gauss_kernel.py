@@ -408,44 +408,37 @@ def _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, extra):
 def _compact_lists(
     cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, stamp, ctr, extra_log
 ):  # fmt: skip
-    """Rebuild every live column's list from its valid entries; empty the link log."""
+    """Rebuild every live column's list of rows from the rows themselves; empty the link log.
+
+    Two passes over the live rows (a counting sort by column): the lists come out exact (no
+    stale entries), in row order, at a cost proportional to the live matrix (checking each old
+    entry against its row instead took a binary search per entry, seconds on a large table).
+    The log grows with the lists, so that rebuilds stay a small share of the work.
+    """
     n = cs.shape[0]
+    m = rs.shape[0]
+    count = np.zeros(n, dtype=np.int64)
+    for j in range(m):
+        if ralive[j]:
+            for t in range(rs[j], rs[j] + rl[j]):
+                col = pc[t]
+                if flags[col] & LIVE:
+                    count[col] += 1
     total = 0
     for c in range(n):
-        if flags[c] & LIVE:
-            total += cl[c]
-            t = chead[c]
-            while t >= 0:
-                total += 1
-                t = lg_next[t]
-    nlp = np.empty(total + 1024, dtype=lp.dtype)
-    top = 0
-    for c in range(n):
-        if (flags[c] & LIVE) == 0:
-            cs[c] = top
-            cl[c] = 0
-            chead[c] = -1
-            continue
-        tag = _next_stamp(ctr)
-        start = top
-        for t in range(cs[c], cs[c] + cl[c]):
-            j = lp[t]
-            if ralive[j] and stamp[j] != tag and _find(pc, rs[j], rl[j], c) >= 0:
-                stamp[j] = tag
-                nlp[top] = j
-                top += 1
-        t = chead[c]
-        while t >= 0:
-            j = lg_row[t]
-            if ralive[j] and stamp[j] != tag and _find(pc, rs[j], rl[j], c) >= 0:
-                stamp[j] = tag
-                nlp[top] = j
-                top += 1
-            t = lg_next[t]
-        cs[c] = start
-        cl[c] = top - start
+        cs[c] = total
+        cl[c] = 0
         chead[c] = -1
-    size = max(lg_row.shape[0], extra_log + 1024)
+        total += count[c]
+    nlp = np.empty(total + 1024, dtype=lp.dtype)
+    for j in range(m):
+        if ralive[j]:
+            for t in range(rs[j], rs[j] + rl[j]):
+                col = pc[t]
+                if flags[col] & LIVE:
+                    nlp[cs[col] + cl[col]] = j
+                    cl[col] += 1
+    size = max(lg_row.shape[0], extra_log + 1024, total // 2)
     nrow = np.empty(size, dtype=lg_row.dtype)
     nnext = np.empty(size, dtype=lg_next.dtype)
     ctr[C_LTOP] = 0
