@@ -297,16 +297,25 @@ def _copy_row(j, rs, rl, pc, pv, flags, out_c, out_v):
 
 @njit(cache=True)
 def _chain(
-    k, jr, jv, in_place,
+    k, jr, jv, keep_old,
     rs, rl, rcap, ralive, pc, pv, chead, lg_row, lg_next,
     flags, cnt, hist_p, hist_a, ctr,
     prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol,
+    ub_c, ub_v, u_off,
 ):  # fmt: skip
     """Eliminate the published column: drop the pivot row ``jr[0]`` and replace every other
     row ``jr[i]`` (values ``jv`` in the published column) by ``jv[0] * row_i - jv[i] * pivot``
     (divided by the gcd of its entries).
 
-    The caller has flagged the published column dead and made room in the pools.
+    A new row is written in place when it fits its slot, else at the end of the pool.  With
+    ``keep_old`` (a tentative update) the old content of a row written in place is first
+    copied to ``ub_c`` / ``ub_v`` from ``u_off[i]`` (-1: not in place, the old slot is
+    untouched), for the undo.  (Writing every tentative row at the end of the pool instead
+    filled the pool with garbage: a compaction every few steps, half the time of a large
+    table with singleton rules.)
+
+    The caller has flagged the published column dead and made room in the pools (and in
+    ``ub_c``: the old lengths of the rows).
     """
     ptop = ctr[C_PTOP]
     ltop = ctr[C_LTOP]
@@ -316,6 +325,8 @@ def _chain(
         _set_cnt(col, cnt[col] - 1, cnt, flags, hist_p, hist_a)
     ralive[jr[0]] = 0
     ctr[C_RGARB] += rcap[jr[0]]
+    u_off[0] = -1
+    utop = 0
     for i in range(1, k):
         j = jr[i]
         n_c = _copy_row(j, rs, rl, pc, pv, flags, cur_c, cur_v)
@@ -351,8 +362,15 @@ def _chain(
         ctr[C_WORK] += n_c + n_p
         if over:
             ctr[C_OVER] = 1
-        if in_place and n <= rcap[j]:
+        u_off[i] = -1
+        if n <= rcap[j]:
             start = rs[j]
+            if keep_old:
+                u_off[i] = utop
+                for t in range(rl[j]):
+                    ub_c[utop + t] = pc[start + t]
+                    ub_v[utop + t] = pv[start + t]
+                utop += rl[j]
         else:
             ctr[C_RGARB] += rcap[j]
             start = ptop
@@ -927,14 +945,14 @@ def run_chunk(
     cnt, flags, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
     ctr, stamp, stamp2, cstamp, rmap, gseen, gseen2,
     jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
-    u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head,
+    u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
     wr, wv, tmp,
     exact, tol,
 ):  # fmt: skip
     """Decide the cells ``order[lo:hi]`` (``kinds``: 0 candidate, 1 frozen: always published).
 
     Returns the (possibly reallocated) arrays ``pc, pv, lp, lg_row, lg_next, prv_c, prv_v,
-    cur_c, cur_v, s_c, s_v, fills``.  Stops when an integer overflow is flagged.
+    cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v``.  Stops when an integer overflow is flagged.
     """
     for pos in range(lo, hi):
         if ctr[C_OVER]:
@@ -1032,6 +1050,13 @@ def run_chunk(
             fills = np.empty(size, dtype=fills.dtype)
         saved_flags_c = flags[c]
         tentative = ctr[C_NATT] > 0
+        if tentative:
+            old_len = 0
+            for i in range(1, k):
+                old_len += rl[jr[i]]
+            if old_len > ub_c.shape[0]:
+                ub_c = np.empty(2 * old_len, dtype=ub_c.dtype)
+                ub_v = np.empty(2 * old_len, dtype=ub_v.dtype)
         n_u = 0
         n_piv = 0
         if tentative:
@@ -1059,7 +1084,7 @@ def run_chunk(
             k,
             jr,
             jv,
-            not tentative,
+            tentative,
             rs,
             rl,
             rcap,
@@ -1083,6 +1108,9 @@ def run_chunk(
             fills,
             exact,
             tol,
+            ub_c,
+            ub_v,
+            u_off,
         )
         res = 0
         if tentative:
@@ -1129,6 +1157,10 @@ def run_chunk(
             if res and not forced:
                 for i in range(k):
                     j = jr[i]
+                    if u_off[i] >= 0:  # written in place: the old content back
+                        for t in range(u_rl[i]):
+                            pc[u_rs[i] + t] = ub_c[u_off[i] + t]
+                            pv[u_rs[i] + t] = ub_v[u_off[i] + t]
                     rs[j] = u_rs[i]
                     rl[j] = u_rl[i]
                     rcap[j] = u_rcap[i]
@@ -1152,4 +1184,4 @@ def run_chunk(
                 if (flags[col] & ATT) and cnt[col] == 0 and (flags[col] & PRIM) == 0:
                     _set_flags(col, 0, cnt, flags, hist_p, hist_a, ctr)
         decision[pos] = FORCED_UNSAFE if (forced and (viol or res)) else PUBLISHED
-    return pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills
+    return pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v

@@ -284,6 +284,9 @@ def _eliminate(
     u_cols = np.zeros(n, dtype=np.int64)
     u_cnt = np.zeros(n, dtype=np.int64)
     u_head = np.zeros(n, dtype=np.int64)
+    ub_c = np.zeros(max(4 * width, 1 << 16), dtype=np.int32)
+    ub_v = np.zeros(ub_c.shape[0], dtype=vdt)
+    u_off = np.zeros(m, dtype=np.int64)
     wr = np.zeros(m, dtype=np.int64)
     wv = np.zeros(m, dtype=vdt)
     tmp = np.zeros(2 * gmax + 4, dtype=np.int64)
@@ -297,7 +300,9 @@ def _eliminate(
     while pos < total:
         hi = min(total, pos + chunk)
         started = time.perf_counter()
-        pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills = K.run_chunk(
+        (
+            pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v,
+        ) = K.run_chunk(
             order, kinds, pos, hi, decision, unsafe,
             rs, rl, rcap, ralive, pc, pv,
             cs, cl, lp, chead, lg_row, lg_next,
@@ -305,7 +310,7 @@ def _eliminate(
             hist_p, hist_a,
             ctr, stamp, stamp2, cstamp, rmap, gseen, gseen2,
             jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
-            u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head,
+            u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
             wr, wv, tmp,
             exact, _TOL,
         )  # fmt: skip
