@@ -23,12 +23,12 @@ Checks before publishing ``c``:
 
 * R0 (a primary becomes computable: its column is proportional to ``c``'s), by comparing the
   columns of the primaries in the shortest row of ``c`` with ``c``'s, before any update;
-* the singleton rules, after a tentative update of the rows (written out of place, with an
-  undo log of row blocks, counts and list heads): for every changed column, a primary
-  proportional to the column of a respondent's single cell, or in the span of the columns of
-  a respondent's several cells (small dense rank tests), and no combination of a respondent's
-  primary single-contributor cells computable from the published cells or by another
-  respondent.  For a respondent with several cells, a change of any one of his columns
+* the singleton rules, after a tentative update of the rows (written in place, with an
+  undo buffer of the old rows, their slots, counts and list heads): for every changed column,
+  a primary proportional to the column of a respondent's single cell, or in the span of the
+  columns of a respondent's several cells (small dense rank tests), and no combination of a
+  respondent's primary single-contributor cells computable from the published cells or by
+  another respondent.  For a respondent with several cells, a change of any one of his columns
   re-checks every primary and every other respondent sharing a row with *any* of his cells
   (a primary can fall into the span of his columns while sharing rows only with the ones
   that did not change).  A failed check undoes the update and suppresses ``c``.
