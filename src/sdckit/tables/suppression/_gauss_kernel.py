@@ -13,11 +13,14 @@ with a non-zero in column ``c`` one pivot row ``p`` is dropped and every other r
 ``x_p * row_j - x_j * row_p`` (divided by the gcd of its entries).  The pivot is, in exact
 arithmetic, a row with the smallest ``|x_p|`` (a unit where there is one, so that the other
 rows are not multiplied up and the entries stay small), in floating point the largest
-(partial pivoting), and then the shortest row (least fill-in).  The span of the moves, and so
-every decision, does not depend on the pivot, only the work and the size of the entries do.
-(An earlier chained update, ``x_{i-1} * row_{j_i} - x_i * row_{j_{i-1}}``, meant to reduce
-fill-in, multiplied the rows up: integer overflow on tables of a few hundred rows, and wrong
-decisions in floating point.)
+(partial pivoting), and then the shortest row (least fill-in), and among those the last in
+table order (a consistent choice: on a 413,820-cell hierarchical table a third of the fill-in
+of taking the first found).  The span of the moves, and so every decision, does not depend on
+the pivot, only the work and the size of the entries do.  (A chained update, ``x_{i-1} *
+row_{j_i} - x_i * row_{j_{i-1}}``, meant to reduce fill-in, multiplied the rows up: integer
+overflow on tables of a few hundred rows, wrong decisions in floating point; tried again with
+unit values only and rows in table order, its repeated differences still overflowed on an
+18,720-cell table.)
 
 Checks before publishing ``c``:
 

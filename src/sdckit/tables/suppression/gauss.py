@@ -20,10 +20,11 @@ Algorithm (our implementation of the published method; the R code was read, not 
    complement of the published columns (rows that are not yet eliminated, columns of the
    undecided candidates, of the primaries and of the respondents' single-contributor cells).
    Publishing ``c`` pivots on one row of ``c``'s current column (exact: a row with the
-   smallest entry, a unit where there is one, then the shortest; floating point: the largest
-   entry); a primary ``b`` becomes computable exactly when its current column is proportional
-   to ``c``'s, which is checked before the update.  The pivot choice does not change any
-   decision (the span does not depend on it), only the work and the fill-in.
+   smallest entry, a unit where there is one, then the shortest, then the last in table
+   order; floating point: the largest entry); a primary ``b`` becomes computable exactly when
+   its current column is proportional to ``c``'s, which is checked before the update.  The
+   pivot choice does not change any decision (the span does not depend on it), only the work
+   and the fill-in.
 3. Arithmetic is exact: the model matrix has small integer entries, every row operation is
    ``a * row_j - b * row_p`` followed by division by the gcd of the row, so the entries stay
    integers; if one ever reached 2**31 the elimination restarts in floating point with a
