@@ -111,24 +111,24 @@ def named(t: Table, mask: np.ndarray) -> set[tuple[str, str]]:
 def r_candidate_cost(t: Table) -> np.ndarray:
     """R's CandidatesDefault ordering key as a sdckit cost (publish the largest first):
     ``freq + 1 + 0.99 * tie / max(tie)`` with ``tie = X' X (freq + 1)`` over the model matrix
-    ``X`` (inner cells x cells).  z1 has no zeros, so the zero rule of the key is not needed."""
-    inner = np.flatnonzero(~t.is_total)
-    x = np.zeros((len(inner), t.n_cells))
-    chains = []
-    for h in t.hierarchies:
-        per_node = []
-        for i in range(h.size):
-            chain, k = [], i
-            while k >= 0:
-                chain.append(k)
-                k = int(h.parent[k])
-            per_node.append(chain)
-        chains.append(per_node)
-    for row, leaf in enumerate(zip(*np.unravel_index(inner, t.shape), strict=True)):
-        for combo in itertools.product(*[chains[d][int(n)] for d, n in enumerate(leaf)]):
-            x[row, np.ravel_multi_index(combo, t.shape)] = 1
+    ``X`` (inner cells x cells).  In this two-way table with margins the inner cell
+    ``(r, h)`` lies in ``(r, h)``, ``(r, Total)``, ``(Total, h)`` and ``(Total, Total)``, so
+    ``X (freq + 1)`` is the sum of those four, and ``tie`` of a cell the sum of that over its
+    inner cells.  z1 has no zeros, so the zero rule of the key is not needed."""
     f1 = t.values + 1
-    tie = x.T @ (x @ f1)
+
+    def at(r: str, h: str) -> int:
+        return t.cell(region=r, hovedint=h)
+
+    row_sum = {
+        (r, h): f1[at(r, h)] + f1[at(r, "Total")] + f1[at("Total", h)] + f1[at("Total", "Total")]
+        for r in REGIONS
+        for h in HOVEDINT
+    }
+    tie = np.zeros(t.n_cells)
+    for (r, h), v in row_sum.items():
+        for cell in {at(r, h), at(r, "Total"), at("Total", h), at("Total", "Total")}:
+            tie[cell] += v
     return f1 + 0.99 * tie / tie.max()
 
 
