@@ -461,7 +461,9 @@ class GaussSuppression(TableMethod):
     Parameters
     ----------
     cost : {"value", "contributors", "unity"} or array
-        Cost of suppressing a cell; candidates are published in decreasing order of cost.
+        Cost of suppressing a cell; candidates are published in decreasing order of cost
+        (equal costs: the cell in the larger margins first, GaussSuppression's default
+        order).
     singletons : bool, default True
         Protect against respondents who know their own single-contributor cells (rules R1,
         R2 of :mod:`.gauss`).
