@@ -628,7 +628,7 @@ class GaussSuppression(TableMethod):
                 if table.n_cells >= _common.LOCAL_PROTECTION_FROM:
                     # a large table: the elimination's pattern completed sub-table by
                     # sub-table (more suppressions keep every rule of the elimination)
-                    out, added, verdict = _complete_by_subtables(out, w, self)
+                    out, added, verdict = _complete_by_subtables(out, w, self.max_rounds)
                     repaired += added
                     break
                 fresh = protecting_cells(out, w, bad)
@@ -673,9 +673,7 @@ class GaussSuppression(TableMethod):
         return cls(), contract_table()
 
 
-def _complete_by_subtables(
-    table: Table, w: np.ndarray, method: GaussSuppression
-) -> tuple[Table, int, bool]:
+def _complete_by_subtables(table: Table, w: np.ndarray, max_rounds: int) -> tuple[Table, int, bool]:
     """Interval protection of a large table's elimination pattern, sub-table by sub-table.
 
     The modular method's protection (each failing sub-table's cheapest completion, then the
@@ -690,7 +688,7 @@ def _complete_by_subtables(
     out = ModularSuppression(cost=w, singletons=False, repair_limit=0).apply(table).table
     # the whole table's protecting LPs take seconds each from three dimensions on
     out, _, verdict = repair(
-        out, w, max_rounds=method.max_rounds, method="gauss", local=len(table.shape) >= 3
+        out, w, max_rounds=max_rounds, method="gauss", local=len(table.shape) >= 3
     )
     added = int((out.suppressed & ~before).sum())
     return out, added, verdict
