@@ -378,10 +378,10 @@ def _local_proofs(
     open_ = want.copy()
     in_block = np.zeros(len(want), dtype=bool)
     in_block[cols] = True
-    groups = [g[in_block[g]] for g in groups]
-    groups = [g for g in groups if len(g)]
-
-    def prove(g: np.ndarray) -> None:
+    for g in groups:
+        g = g[in_block[g]]
+        if not open_[g].any() or len(g) == len(cols):
+            continue
         sub = csc[:, g]
         rows = np.unique(sub.indices)
         sub = sub[rows].tocsr()
@@ -405,10 +405,6 @@ def _local_proofs(
         done = j[_met(j, g_lo, g_hi, need)]
         lo[done], hi[done] = g_lo[done], g_hi[done]
         open_[done] = False
-
-    for g in groups:
-        if open_[g].any() and len(g) < len(cols):
-            prove(g)
     return open_
 
 
