@@ -23,7 +23,7 @@ from sdckit.tables import (
     suppress_optimal,
 )
 from sdckit.tables.examples import with_margins
-from sdckit.tables.suppression._subtables import shared_upward, subtables
+from sdckit.tables.suppression._subtables import shared_upward, subtables, waves
 
 ISSUE_TABLE = np.array([[44, 21, 23], [33, 11, 22], [11, 10, 1]])
 
@@ -254,3 +254,52 @@ def test_repair_protects_on_sub_table_models_first(seed: int, monkeypatch) -> No
     assert calls["small"] > 0
     assert verdict and audit(repaired).ok
     assert added == int(repaired.secondary.sum()) > 0
+
+
+# ------------------------------------------------------------------ sub-tables in threads
+def test_waves_keep_every_sub_table_after_the_earlier_ones_it_shares_cells_with() -> None:
+    t = _hierarchical(2)
+    subs = subtables(t)
+    schedule = waves(subs, t.n_cells)
+    assert sorted(s for w in schedule for s in w) == list(range(len(subs)))
+    wave_of = {s: i for i, w in enumerate(schedule) for s in w}
+    cells = [set(c.ravel().tolist()) for c in subs]
+    for i in range(len(subs)):
+        for j in range(i + 1, len(subs)):
+            if cells[i] & cells[j]:
+                assert wave_of[i] < wave_of[j], (i, j)
+    for w in schedule:  # no two sub-tables of a wave share a cell
+        seen: set[int] = set()
+        for s in w:
+            assert not (seen & cells[s])
+            seen |= cells[s]
+
+
+@pytest.mark.parametrize("seed", [1, 3, 5])
+@pytest.mark.parametrize("propagate", [False, True])
+def test_threads_give_the_pattern_of_one_thread(seed: int, propagate: bool) -> None:
+    t = _hierarchical(seed, n=80)
+    one = suppress_modular(t, n_jobs=1, propagate=propagate)
+    two = suppress_modular(t, n_jobs=2, propagate=propagate)
+    four = suppress_modular(t, n_jobs=4, propagate=propagate, repair_limit=0)
+    assert np.array_equal(one.table.suppressed, two.table.suppressed)
+    assert one.details == two.details
+    assert one.protected and audit(two.table).ok
+    alone = suppress_modular(t, n_jobs=1, propagate=propagate, repair_limit=0)
+    assert np.array_equal(alone.table.suppressed, four.table.suppressed)
+    assert alone.details == four.details
+
+
+def test_the_intervals_of_independent_blocks_do_not_depend_on_threads() -> None:
+    rng = np.random.default_rng(7)
+    blocks = [sp.csr_matrix(rng.integers(-1, 2, (4, 6)).astype(float)) for _ in range(150)]
+    m = sp.block_diag(blocks, format="csr")
+    k = m.shape[1]
+    lo_b, hi_b = -rng.uniform(1, 9, k), rng.uniform(1, 9, k)
+    zeros = np.zeros(m.shape[0])
+    serial = _lp.feasibility_intervals(m, zeros, zeros, lo_b, hi_b)
+    threaded = _lp.feasibility_intervals(m, zeros, zeros, lo_b, hi_b, threads=2)
+    assert np.array_equal(serial[0], threaded[0]) and np.array_equal(serial[1], threaded[1])
+    # each unknown's interval is that of its own block alone
+    first = _lp.feasibility_intervals(blocks[0], zeros[:4], zeros[:4], lo_b[:6], hi_b[:6])
+    assert np.allclose(serial[0][:6], first[0]) and np.allclose(serial[1][:6], first[1])

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -41,6 +40,7 @@ import numpy as np
 import polars as pl
 
 from sdckit._codes import encode_column
+from sdckit._workers import AllCores, n_workers
 from sdckit.errors import DataError, ParameterError
 from sdckit.protection import Integer, Param
 
@@ -63,43 +63,13 @@ Progress = Callable[[int, int], object]
 _PROGRESS: ContextVar[Progress | None] = ContextVar("sdckit_strata_progress", default=None)
 
 
-class _AllCores(Integer):
-    """The integer -1: one process per available core."""
-
-    def __init__(self) -> None:
-        super().__init__(minimum=-1, maximum=-1)
-
-    def describe(self) -> str:
-        return "-1 (every core)"
-
-    def out_of_range_example(self) -> object | None:
-        return -2
-
-
 #: The declared ``n_jobs`` parameter of the methods that work within strata.
 N_JOBS = Param(
     Integer(minimum=1),
-    _AllCores(),
+    AllCores(),
     help="processes working on the strata at the same time (-1: one per core); "
     "the output does not depend on it",
 )
-
-
-def n_workers(n_jobs: object, n_tasks: int | None = None) -> int:
-    """The number of processes for ``n_jobs`` (-1: the available cores), at most ``n_tasks``."""
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer):
-        raise ParameterError("The 'n_jobs' parameter must be a positive integer or -1.")
-    jobs = int(n_jobs)
-    if jobs == -1:
-        try:
-            jobs = len(os.sched_getaffinity(0))
-        except AttributeError:  # pragma: no cover - not on Linux
-            jobs = os.cpu_count() or 1
-    elif jobs < 1:
-        raise ParameterError(f"The 'n_jobs' parameter must be >= 1 or -1; got {jobs}.")
-    if n_tasks is not None:
-        jobs = min(jobs, max(n_tasks, 1))
-    return max(jobs, 1)
 
 
 # ------------------------------------------------------------------------------ strata

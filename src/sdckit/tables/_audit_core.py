@@ -28,6 +28,7 @@ import polars as pl
 import sdckit.tables._lp as _lp
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_real
+from sdckit._workers import available_cores
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables._status import STATUS_NAMES, CellStatus
 from sdckit.tables._subtables import subtables
@@ -152,6 +153,7 @@ def lp_audit(
             intervals,
         )
     m = table.constraint_matrix
+    cores = available_cores()
     a = table.values[cells]
     # a priori bounds that exclude the true value are widened to it (as the methods do)
     lb = np.minimum(table.lower_bounds[cells], a)
@@ -164,7 +166,9 @@ def lp_audit(
         published = np.ones(table.n_cells, dtype=bool)
         published[cells] = False
         rhs = -(m[:, published] @ table.values[published])
-        lo, hi = feasibility_intervals(m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets)
+        lo, hi = feasibility_intervals(
+            m[:, cells], rhs, rhs, lb, ub, integer=True, targets=targets, threads=cores
+        )
     else:
         # deviations d = z - a: M_S d = 0 holds exactly, whatever the rounding of the totals
         zeros = np.zeros(m.shape[0])
@@ -186,6 +190,7 @@ def lp_audit(
             targets=targets,
             need=requirement,
             groups=_subtable_groups(table, cells) if requirement is not None else None,
+            threads=cores,
         )
         lo, hi = a + d_lo, a + d_hi
     eps = tol * (1.0 + np.abs(a))

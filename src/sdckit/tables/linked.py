@@ -40,6 +40,7 @@ import scipy.sparse as sp
 
 from sdckit._results import Summary
 from sdckit._validation import check_int, check_real
+from sdckit._workers import available_cores
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables.table import CellStatus, Table
@@ -434,7 +435,9 @@ class LinkedTables:
         lb = np.minimum(self.lower_bounds[cells], a)
         ub = np.maximum(self.upper_bounds[cells], a)
         zeros = np.zeros(m.shape[0])
-        d_lo, d_hi = feasibility_intervals(m, zeros, zeros, lb - a, ub - a)
+        d_lo, d_hi = feasibility_intervals(
+            m, zeros, zeros, lb - a, ub - a, threads=available_cores()
+        )
         lo, hi = a + d_lo, a + d_hi
         eps = tol * (1.0 + np.abs(a))
         exact = (hi - lo) <= eps

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from sdckit._results import Summary
 from sdckit._validation import check_choice
+from sdckit._workers import available_cores
 from sdckit.errors import ParameterError, SdcWarning
 from sdckit.protection import Instance, Options, Param
 from sdckit.tables._audit import AuditResult, audit
@@ -526,7 +527,14 @@ def under_protected(table: Table, among: np.ndarray) -> np.ndarray:
     zeros = np.zeros(m.shape[0])
     requirement = (-low, up, np.maximum(sl, 2.0 * eps), np.zeros(len(cells)))
     d_lo, d_hi = feasibility_intervals(
-        m[:, cells], zeros, zeros, lb - a, ub - a, targets=targets, need=requirement
+        m[:, cells],
+        zeros,
+        zeros,
+        lb - a,
+        ub - a,
+        targets=targets,
+        need=requirement,
+        threads=available_cores(),
     )
     lo, hi = (a + d_lo)[targets], (a + d_hi)[targets]
     a, eps = a[targets], eps[targets]

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sdckit.tables._subtables import subtables
 from sdckit.tables.table import Table
 
-__all__ = ["local_relations", "shared_upward", "subtables"]
+__all__ = ["local_relations", "shared_upward", "subtables", "waves"]
 
 
 @lru_cache(maxsize=256)
@@ -32,9 +32,40 @@ def local_relations(shape: tuple[int, ...]) -> sp.csr_matrix:
         cols.append(moved.ravel())
         vals.append(np.r_[np.ones(other), -np.ones(other * (shape[d] - 1))])
         n_rows += other
-    return sp.csr_matrix(
+    out = sp.csr_matrix(
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n_rows, n)
     )
+    # canonical now, so that no later operation sorts the shared (cached) matrix in place
+    out.sum_duplicates()
+    out.sort_indices()
+    return out
+
+
+def waves(subs: list[np.ndarray], n_cells: int) -> list[list[int]]:
+    """The sub-tables in waves: none shares a cell with another of its wave.
+
+    A sub-table's wave is one after the last wave of an earlier sub-table (in ``subs``' order)
+    that shares a cell with it.  Processing the waves in order, each wave's sub-tables in any
+    order or at the same time, gives what processing ``subs`` one by one gives: a sub-table's
+    work reads and changes its own cells only, and every earlier sub-table that shares one of
+    them is done before it, every later one after it.
+
+    Examples
+    --------
+    >>> cells = np.arange(9).reshape(3, 3)
+    >>> waves([cells[:2, :2], cells[2:, 2:], cells[1:, 1:]], 9)
+    [[0, 1], [2]]
+    """
+    last = np.zeros(n_cells, dtype=np.int64)
+    out: list[list[int]] = []
+    for s_id, cells in enumerate(subs):
+        flat = cells.ravel()
+        wave = int(last[flat].max(initial=0))
+        last[flat] = wave + 1
+        if wave == len(out):
+            out.append([])
+        out[wave].append(s_id)
+    return out
 
 
 def shared_upward(table: Table, cells: np.ndarray) -> np.ndarray:

@@ -14,10 +14,13 @@ InfeasibleError.  Zero-valued cells carry a cost penalty (used only where needed
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from typing import Any, ClassVar
 
 import numpy as np
 
+from sdckit._workers import AllCores, n_workers
 from sdckit.protection import Boolean, Integer, Param, Real
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables._method import TableMethod
@@ -42,7 +45,12 @@ from sdckit.tables.suppression._solver import (
     _Separator,
     solve_problem,
 )
-from sdckit.tables.suppression._subtables import local_relations, shared_upward, subtables
+from sdckit.tables.suppression._subtables import (
+    local_relations,
+    shared_upward,
+    subtables,
+    waves,
+)
 from sdckit.tables.table import Table
 
 __all__ = ["ModularSuppression", "suppress_modular"]
@@ -180,6 +188,9 @@ class ModularSuppression(TableMethod):
         paths (one min-cost LP per cell and direction), which alone are used when off.
     subtable_time_limit : float, optional, default 10
         Seconds allowed for the exact protection of one sub-table (then its best pattern).
+    n_jobs : int, default -1
+        Threads working on sub-tables that share no cell at the same time (-1: one per
+        core).  The pattern does not depend on it (unless a sub-table's time limit is hit).
 
     Examples
     --------
@@ -223,6 +234,12 @@ class ModularSuppression(TableMethod):
             None,
             help="seconds allowed for the exact protection of one sub-table",
         ),
+        "n_jobs": Param(
+            Integer(minimum=1),
+            AllCores(),
+            help="threads working on separate sub-tables (-1: one per core); the pattern "
+            "does not depend on it",
+        ),
     }
 
     def __init__(
@@ -236,6 +253,7 @@ class ModularSuppression(TableMethod):
         propagate: bool = False,
         exact: bool = True,
         subtable_time_limit: float | None = 10.0,
+        n_jobs: int = -1,
     ) -> None:
         self.cost = cost
         self.max_passes = max_passes
@@ -245,6 +263,7 @@ class ModularSuppression(TableMethod):
         self.propagate = propagate
         self.exact = exact
         self.subtable_time_limit = subtable_time_limit
+        self.n_jobs = n_jobs
 
     def apply(self, table: Table) -> SuppressionResult:
         """Protect the primaries of ``table`` sub-table by sub-table.
@@ -283,7 +302,7 @@ class ModularSuppression(TableMethod):
         failing = 0
         passes = 0
         stats: dict[str, int] = {}
-        is_secondary = np.zeros(table.n_cells, dtype=bool)
+        primary = table.primary
         passed: dict[int, tuple[int, float]] = {}
         # a sub-table the exact MILP just protected meets the levels of the cells that failed
         # (and, more suppressions never narrowing an interval, those that passed) as long as
@@ -293,75 +312,120 @@ class ModularSuppression(TableMethod):
         # primaries)
         audited_whole = 0 < table.n_cells <= self.repair_limit
         solved: dict[int, tuple[int, float]] = {}
-        for _ in range(max_passes):
-            passes += 1
-            changed = False
-            failing = 0
-            for s_id, cells in enumerate(subs):
-                flat = cells.ravel()
-                local_supp = supp[flat]
-                if not local_supp.any():
-                    continue
-                signature = (int(local_supp.sum()), float(need[:, flat].sum()))
-                if passed.get(s_id) == signature or solved.get(s_id) == signature:
-                    continue  # unchanged since it last passed its audit or was solved
-                # cells suppressed elsewhere must at least not be disclosed exactly here
-                is_secondary[flat] = local_supp & ~table.primary[flat]
-                local_need = need[:, flat].copy()
-                local_need[2] = np.where(
-                    is_secondary[flat], np.maximum(local_need[2], tiny[flat]), local_need[2]
-                )
-                pos, ok, _ = _local_failures(table, cells, local_supp, local_need)
-                audits += 1
-                if ok.all():
-                    passed[s_id] = signature
-                    continue
-                failing += 1
-                extra = np.where(shared_upward(table, cells).ravel(), marginal_penalty, 1.0)
-                new_local, moves, info = _protect(
-                    table,
-                    cells,
-                    local_supp,
-                    usable[flat],
-                    w_search[flat] * extra,
-                    local_need,
-                    pos[~ok],
-                    exact=self.exact,
-                    time_limit=self.subtable_time_limit,
-                    want_moves=self.propagate,
-                )
-                for key, value in info.items():
-                    stats[key] = stats.get(key, 0) + value
-                if self.propagate:
-                    # the cells that move must be able to move as far in their other sub-tables
-                    grow = flat[moves > 0]
-                    size = moves[moves > 0]
-                    need[0, grow] = np.maximum(need[0, grow], size)
-                    need[1, grow] = np.minimum(np.maximum(need[1, grow], size), lbcap[grow])
-                fresh = flat[new_local & ~local_supp]
-                if len(fresh):
-                    supp[fresh] = True
-                    changed = True
-                if audited_whole and info.get("subtable_milp") and not self.propagate:
-                    solved[s_id] = (int(supp[flat].sum()), float(need[:, flat].sum()))
-            if not changed:
-                break
-        # final check: every sub-table with suppressions passes its own audit as the pattern stands
-        failing = 0
-        for s_id, cells in enumerate(subs):
+
+        def signature(flat: np.ndarray) -> tuple[int, float]:
+            return int(supp[flat].sum()), float(need[:, flat].sum())
+
+        def local_levels(flat: np.ndarray, local_supp: np.ndarray) -> np.ndarray:
+            # cells suppressed elsewhere must at least not be disclosed exactly here
+            local_need = need[:, flat].copy()
+            secondary = local_supp & ~primary[flat]
+            room = np.maximum(local_need[2], tiny[flat])
+            local_need[2] = np.where(secondary, room, local_need[2])
+            return local_need
+
+        def step(s_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, int]] | None:
+            """Audit one sub-table and protect it where it fails (reads its own cells only)."""
+            cells = subs[s_id]
             flat = cells.ravel()
             local_supp = supp[flat]
-            if not local_supp.any():
-                continue
-            signature = (int(local_supp.sum()), float(need[:, flat].sum()))
-            if passed.get(s_id) == signature or solved.get(s_id) == signature:
-                continue
-            local_need = need[:, flat].copy()
-            sec = local_supp & ~table.primary[flat]
-            local_need[2] = np.where(sec, np.maximum(local_need[2], tiny[flat]), local_need[2])
-            _, ok, _ = _local_failures(table, cells, local_supp, local_need)
-            audits += 1
-            failing += int(not ok.all())
+            local_need = local_levels(flat, local_supp)
+            pos, ok, _ = _local_failures(table, cells, local_supp, local_need)
+            if ok.all():
+                return None
+            extra = np.where(shared_upward(table, cells).ravel(), marginal_penalty, 1.0)
+            new_local, moves, info = _protect(
+                table,
+                cells,
+                local_supp,
+                usable[flat],
+                w_search[flat] * extra,
+                local_need,
+                pos[~ok],
+                exact=self.exact,
+                time_limit=self.subtable_time_limit,
+                want_moves=self.propagate,
+            )
+            return local_supp, new_local, moves, info
+
+        def final_check(s_id: int) -> bool:
+            flat = subs[s_id].ravel()
+            local_supp = supp[flat]
+            levels = local_levels(flat, local_supp)
+            _, ok, _ = _local_failures(table, subs[s_id], local_supp, levels)
+            return bool(ok.all())
+
+        # sub-tables that share no cell are worked on at the same time (HiGHS releases the
+        # GIL); the waves keep every sub-table after the earlier ones it shares cells with, so
+        # the result is that of working through them one by one, whatever n_jobs is
+        schedule = waves(subs, table.n_cells)
+        workers = n_workers(self.n_jobs, max(len(w) for w in schedule) if schedule else 1)
+        with ThreadPoolExecutor(workers) if workers > 1 else nullcontext() as pool:
+
+            def run(fn: Any, ids: list[int]) -> list[Any]:
+                """``fn`` of each sub-table, in the order of ``ids``."""
+                if pool is None or len(ids) < 2:
+                    return [fn(i) for i in ids]
+                # the sub-tables with the most suppressed cells (the longest MILPs) first, so
+                # that no thread is left with a long one at the end of the wave
+                size = {i: int(supp[subs[i].ravel()].sum()) for i in ids}
+                futures = {i: pool.submit(fn, i) for i in sorted(ids, key=lambda i: -size[i])}
+                return [futures[i].result() for i in ids]
+
+            for _ in range(max_passes):
+                passes += 1
+                changed = False
+                failing = 0
+                for wave in schedule:
+                    todo = []
+                    for s_id in wave:
+                        flat = subs[s_id].ravel()
+                        if not supp[flat].any():
+                            continue
+                        sign = signature(flat)
+                        if passed.get(s_id) == sign or solved.get(s_id) == sign:
+                            continue  # unchanged since it last passed its audit or was solved
+                        todo.append((s_id, sign))
+                    results = run(step, [s_id for s_id, _ in todo])
+                    audits += len(todo)
+                    for (s_id, sign), result in zip(todo, results, strict=True):
+                        if result is None:
+                            passed[s_id] = sign
+                            continue
+                        failing += 1
+                        local_supp, new_local, moves, info = result
+                        flat = subs[s_id].ravel()
+                        for key, value in info.items():
+                            stats[key] = stats.get(key, 0) + value
+                        if self.propagate:
+                            # the cells that move must be able to move as far in their other
+                            # sub-tables
+                            grow = flat[moves > 0]
+                            size = moves[moves > 0]
+                            need[0, grow] = np.maximum(need[0, grow], size)
+                            need[1, grow] = np.minimum(np.maximum(need[1, grow], size), lbcap[grow])
+                        fresh = flat[new_local & ~local_supp]
+                        if len(fresh):
+                            supp[fresh] = True
+                            changed = True
+                        if audited_whole and info.get("subtable_milp") and not self.propagate:
+                            solved[s_id] = signature(flat)
+                if not changed:
+                    break
+            # final check: every sub-table with suppressions passes its own audit as the
+            # pattern stands
+            final = []
+            for s_id, cells in enumerate(subs):
+                flat = cells.ravel()
+                if not supp[flat].any():
+                    continue
+                sign = signature(flat)
+                if passed.get(s_id) == sign or solved.get(s_id) == sign:
+                    continue
+                final.append(s_id)
+            verdicts = run(final_check, final)
+            audits += len(final)
+            failing = sum(not ok for ok in verdicts)
         out = table.suppress(supp & ~table.suppressed)
         if self.singletons:
             out = fix_singletons(out, w)
@@ -399,6 +463,7 @@ def suppress_modular(
     propagate: bool = False,
     exact: bool = True,
     subtable_time_limit: float | None = 10.0,
+    n_jobs: int = -1,
 ) -> SuppressionResult:
     """Secondary suppression for large hierarchical tables by sub-table decomposition.
 
@@ -430,6 +495,9 @@ def suppress_modular(
         cuts); off, with the joined cheapest paths.
     subtable_time_limit : float, optional, default 10
         Seconds allowed for the exact protection of one sub-table.
+    n_jobs : int, default -1
+        Threads working on sub-tables that share no cell at the same time (-1: one per
+        core); the pattern does not depend on it.
 
     Returns
     -------
@@ -456,4 +524,5 @@ def suppress_modular(
         propagate=propagate,
         exact=exact,
         subtable_time_limit=subtable_time_limit,
+        n_jobs=n_jobs,
     ).apply(table)
