@@ -240,7 +240,8 @@ def protect_with_lp(
     ``matrix`` holds the relations among ``cells`` (columns = positions in ``cells``).  For each
     ``(position, amount)`` in ``targets`` an LP finds deviations ``d`` with ``matrix @ d = 0``,
     ``d[position] = amount`` and every other cell within its capacity, minimising the cost of
-    the cells it moves (suppressed cells are free; zero-valued cells are allowed only when the
+    the cells it moves (suppressed cells are free, and so are the cells suppressed for an
+    earlier target; zero-valued cells are allowed only when the
     LP without them has no solution).  Returns the updated boolean
     ``suppressed`` (positions in ``cells``); ``moves`` (if given) receives, per position, the
     largest absolute deviation any of the protecting moves uses.
@@ -400,7 +401,13 @@ def protect_paths(
         x = np.asarray(h.getSolution().col_value)
         size = np.abs(x[:n] - x[n:]) * s
         moved = (x[:n] + x[n:]) > 1e-7 * (1.0 + abs(step))
+        fresh = np.flatnonzero(moved & allowed & ~suppressed)
         suppressed |= moved & allowed
+        if len(fresh):
+            # the cells just suppressed are free for the next targets (one cycle can serve a
+            # primary's move up and its move down)
+            both = np.r_[fresh, n + fresh].astype(np.int32)
+            h.changeColsCost(len(both), both, np.full(len(both), free))
         if moves is not None:
             np.maximum(moves, np.where(moved, size, 0.0), out=moves)
     return suppressed
