@@ -77,8 +77,15 @@ def new_highs(
     col_lower: np.ndarray,
     col_upper: np.ndarray,
     cost: np.ndarray | None = None,
+    presolve: bool = True,
 ) -> highspy.Highs:
-    """A silent HiGHS model ``min cost @ x`` s.t. ``row_lower <= A x <= row_upper``, bounds."""
+    """A silent HiGHS model ``min cost @ x`` s.t. ``row_lower <= A x <= row_upper``, bounds.
+
+    ``presolve=False`` switches HiGHS's presolve off: it runs at every solve, which costs more
+    than it saves on some models solved again and again (see :func:`protect_paths
+    <sdckit.tables.suppression._common.protect_paths>`), and less on others (the attacker
+    LPs of the optimal method: twice the time without it on a 240-cell table).
+    """
     csc = sp.csc_matrix(matrix)
     csc.sort_indices()
     lp = highspy.HighsLp()
@@ -96,10 +103,8 @@ def new_highs(
     h = _highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
-    # these models are solved again and again with another objective or other bounds;
-    # presolve, run at every solve, costs more than it saves (the whole-table min-cost LP of a
-    # 56,291-cell table: 0.43 s from scratch with it, 0.03 s without)
-    h.setOptionValue("presolve", "off")
+    if not presolve:
+        h.setOptionValue("presolve", "off")
     h.passModel(lp)
     return h
 

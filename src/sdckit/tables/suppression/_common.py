@@ -385,7 +385,9 @@ def protect_paths(
             lo[n + pos], hi[n + pos] = -step, max(-step, hi[n + pos])
             hi[pos] = 0.0
         if h is None:
-            h = new_highs(a, zeros, zeros, lo, hi, c)
+            # without presolve (run at every solve): the first solve of a 56,291-cell table's
+            # model took 0.43 s with it, 0.03 s without, the later ones the same
+            h = new_highs(a, zeros, zeros, lo, hi, c, presolve=False)
         status = None
         if zero_new.any():
             # first without the zero-valued cells: they are used only where nothing else works

@@ -538,7 +538,7 @@ class _Master:
             h.clearSolver()  # no answer (status Unknown, ...): once more from scratch
             h.run()
             status = h.getModelStatus()
-        h.setOptionValue("presolve", "off")  # as new_highs leaves it for the LPs
+        h.setOptionValue("presolve", "choose")
         info = h.getInfo()
         has_x = status == _ST.kOptimal or info.primal_solution_status == 2
         x = np.asarray(h.getSolution().col_value) if has_x else None
