@@ -9,7 +9,10 @@ import numpy as np
 import polars as pl
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import sdckit.tables.suppression.modular as modular
 from sdckit.tables import (
     Hierarchy,
     MarkedCells,
@@ -23,7 +26,13 @@ from sdckit.tables import (
     suppress_optimal,
 )
 from sdckit.tables.examples import with_margins
-from sdckit.tables.suppression._subtables import shared_upward, subtables, waves
+from sdckit.tables.suppression._subtables import (
+    local_relations,
+    shared_upward,
+    subtables,
+    waves,
+)
+from sdckit.tables.suppression.modular import _rectangle_moves
 
 ISSUE_TABLE = np.array([[44, 21, 23], [33, 11, 22], [11, 10, 1]])
 
@@ -303,3 +312,39 @@ def test_the_intervals_of_independent_blocks_do_not_depend_on_threads() -> None:
     # each unknown's interval is that of its own block alone
     first = _lp.feasibility_intervals(blocks[0], zeros[:4], zeros[:4], lo_b[:6], hi_b[:6])
     assert np.allclose(serial[0][:6], first[0]) and np.allclose(serial[1][:6], first[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.tuples(st.integers(2, 6), st.integers(2, 6)),
+    seed=st.integers(0, 2**32 - 1),
+    density=st.floats(0.2, 0.9),
+)
+def test_rectangle_moves_are_moves_of_the_sub_table(
+    shape: tuple[int, int], seed: int, density: float
+) -> None:
+    """Every rectangle move is a feasible point of the LP model: the LP interval holds it."""
+    rng = np.random.default_rng(seed)
+    n = shape[0] * shape[1]
+    pos = np.flatnonzero(rng.random(n) < density)
+    room_lo = -rng.integers(0, 6, len(pos)).astype(float)
+    room_hi = np.where(rng.random(len(pos)) < 0.3, np.inf, rng.integers(0, 6, len(pos)))
+    lo, hi = _rectangle_moves(shape, pos, room_lo, room_hi)
+    r = local_relations(shape)
+    zeros = np.zeros(r.shape[0])
+    lp_lo, lp_hi = _lp.feasibility_intervals(r[:, pos], zeros, zeros, room_lo, room_hi)
+    assert np.all(lo <= 0) and np.all(hi >= 0)
+    assert np.all(lo >= lp_lo - 1e-7) and np.all(hi <= lp_hi + 1e-7)
+    # a position with room both ways inside a full table of suppressed cells always moves
+    if len(pos) == n and np.all(room_lo < 0) and np.all(room_hi > 0):
+        assert np.all(hi > 0) and np.all(lo < 0)
+
+
+def test_rectangle_proofs_do_not_change_a_verdict(monkeypatch) -> None:
+    # the sub-table audits with the rectangle proofs and with LPs only give the same pattern
+    t = _hierarchical(4, n=80)
+    with_proofs = suppress_modular(t, n_jobs=1)
+    monkeypatch.setattr(modular, "_RECTANGLES_UP_TO", 0)
+    lp_only = suppress_modular(t, n_jobs=1)
+    assert np.array_equal(with_proofs.table.suppressed, lp_only.table.suppressed)
+    assert with_proofs.protected and audit(with_proofs.table).ok

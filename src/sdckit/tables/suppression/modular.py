@@ -58,29 +58,116 @@ __all__ = ["ModularSuppression", "suppress_modular"]
 
 def _local_failures(
     table: Table, cells: np.ndarray, supp: np.ndarray, need: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Audit one sub-table: suppressed positions, which pass, their interval widths.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Audit one sub-table: its suppressed positions and which of them pass.
 
-    ``need`` holds the local (upper, lower, sliding) levels of the sub-table's cells.
+    ``need`` holds the local (upper, lower, sliding) levels of the sub-table's cells.  In a
+    two-way sub-table a position whose levels a cycle of four suppressed cells already meets
+    passes without an LP (:func:`_rectangle_moves`); the others are decided by LP.
     """
     flat = cells.ravel()
     r = local_relations(cells.shape)
     pos = np.flatnonzero(supp)
     a = table.values[flat[pos]]
     up, low, sl = need[0][pos], need[1][pos], need[2][pos]
-    zeros = np.zeros(r.shape[0])
     # in deviations from the true values (consistent whatever the rounding of the totals)
+    room_lo = np.minimum(table.lower_bounds[flat[pos]] - a, 0.0)
+    room_hi = np.maximum(table.upper_bounds[flat[pos]] - a, 0.0)
+    tol = 1e-7 * (1.0 + np.abs(a))
+    ok = np.zeros(len(pos), dtype=bool)
+    if cells.ndim == 2:
+        lo, hi = _rectangle_moves(cells.shape, pos, room_lo, room_hi)
+        ok = (hi >= up - tol) & (lo <= -low + tol) & (hi - lo >= sl - tol)
+    if ok.all():
+        return pos, ok
+    zeros = np.zeros(r.shape[0])
+    open_ = np.flatnonzero(~ok)
     lo, hi = feasibility_intervals(
         r[:, pos],
         zeros,
         zeros,
-        np.minimum(table.lower_bounds[flat[pos]] - a, 0.0),
-        np.maximum(table.upper_bounds[flat[pos]] - a, 0.0),
+        room_lo,
+        room_hi,
+        targets=open_,
         need=(-low, up, sl, np.zeros(len(pos))),
     )
-    tol = 1e-7 * (1.0 + np.abs(a))
-    ok = (hi >= up - tol) & (lo <= -low + tol) & (hi - lo >= sl - tol)
-    return pos, ok, hi - lo
+    lo, hi = lo[open_], hi[open_]
+    ok[open_] = (
+        (hi >= up[open_] - tol[open_])
+        & (lo <= -low[open_] + tol[open_])
+        & (hi - lo >= sl[open_] - tol[open_])
+    )
+    return pos, ok
+
+
+#: Two-way sub-tables up to this many (positions x cells) look for cycles of four cells.
+_RECTANGLES_UP_TO = 2_000_000
+
+
+def _rectangle_moves(
+    shape: tuple[int, ...], pos: np.ndarray, room_lo: np.ndarray, room_hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far each suppressed position of a two-way sub-table moves along 4-cell cycles.
+
+    A cycle is a rectangle of suppressed cells: rows ``i, k`` and columns ``j, l``.  Moving
+    ``(i, j)`` by ``t`` moves ``(k, j)`` by ``rho t``, ``(i, l)`` by ``gamma t`` and ``(k, l)`` by
+    ``rho gamma t``, where ``rho`` is -1 when both rows are inner rows (their column sum stays
+    put) and +1 when one of them is the marginal row 0 (it moves with the other), and ``gamma``
+    likewise for the columns; every relation of the sub-table then still holds.  Each such
+    move within every cell's room (``room_lo <= move <= room_hi``, deviations of the suppressed
+    positions) is a feasible point of the sub-table's attacker model, so the largest and the
+    smallest reach a position's interval (0 where no rectangle holds it).  Returns those
+    (lowest, highest) deviations per position.
+
+    Examples
+    --------
+    >>> lo, hi = _rectangle_moves((3, 3), np.array([4, 5, 7, 8]), -np.array([2.0, 3, 5, 1]),
+    ...                           np.array([9.0, 9, 9, 9]))
+    >>> lo.tolist(), hi.tolist()
+    ([-1.0, -3.0, -3.0, -1.0], [3.0, 1.0, 1.0, 3.0])
+    """
+    n_rows, n_cols = shape[0], shape[1]
+    k = len(pos)
+    lo_out = np.zeros(k)
+    hi_out = np.zeros(k)
+    if k < 4 or k * n_rows * n_cols > _RECTANGLES_UP_TO:
+        return lo_out, hi_out
+    grid_lo = np.full((n_rows, n_cols), np.nan)
+    grid_hi = np.full((n_rows, n_cols), np.nan)
+    grid_lo.flat[pos], grid_hi.flat[pos] = room_lo, room_hi
+    on = ~np.isnan(grid_lo)
+    ti, tj = np.divmod(pos, n_cols)
+    rows, cols = np.arange(n_rows), np.arange(n_cols)
+    rho = np.where((ti[:, None] > 0) & (rows[None, :] > 0), -1.0, 1.0)  # (k, rows)
+    gamma = np.where((tj[:, None] > 0) & (cols[None, :] > 0), -1.0, 1.0)  # (k, cols)
+    corner = rho[:, :, None] * gamma[:, None, :]  # sign of (k, l) per position
+
+    def reach(sign: np.ndarray, cells_lo: np.ndarray, cells_hi: np.ndarray, up: bool) -> Any:
+        # the largest move of the target (up) or its most negative (down) allowed by a cell
+        if up:
+            return np.where(sign > 0, cells_hi, -cells_lo)
+        return np.where(sign > 0, cells_lo, -cells_hi)
+
+    valid = (
+        (on[:, tj].T & (rows[None, :] != ti[:, None]))[:, :, None]
+        & (on[ti, :] & (cols[None, :] != tj[:, None]))[:, None, :]
+        & on[None, :, :]
+    )
+    with np.errstate(invalid="ignore"):
+        for up, out in ((True, hi_out), (False, lo_out)):
+            column = reach(rho, grid_lo[:, tj].T, grid_hi[:, tj].T, up)  # (k, rows)
+            row = reach(gamma, grid_lo[ti, :], grid_hi[ti, :], up)  # (k, cols)
+            both = reach(corner, grid_lo[None], grid_hi[None], up)  # (k, rows, cols)
+            own = (room_hi if up else room_lo)[:, None, None]
+            if up:
+                step = np.minimum(np.minimum(column[:, :, None], row[:, None, :]), both)
+                step = np.minimum(step, own)
+                out[:] = np.max(np.where(valid, step, 0.0), axis=(1, 2))
+            else:
+                step = np.maximum(np.maximum(column[:, :, None], row[:, None, :]), both)
+                step = np.maximum(step, own)
+                out[:] = np.min(np.where(valid, step, 0.0), axis=(1, 2))
+    return lo_out, hi_out
 
 
 def _protect(
@@ -330,7 +417,7 @@ class ModularSuppression(TableMethod):
             flat = cells.ravel()
             local_supp = supp[flat]
             local_need = local_levels(flat, local_supp)
-            pos, ok, _ = _local_failures(table, cells, local_supp, local_need)
+            pos, ok = _local_failures(table, cells, local_supp, local_need)
             if ok.all():
                 return None
             extra = np.where(shared_upward(table, cells).ravel(), marginal_penalty, 1.0)
@@ -352,7 +439,7 @@ class ModularSuppression(TableMethod):
             flat = subs[s_id].ravel()
             local_supp = supp[flat]
             levels = local_levels(flat, local_supp)
-            _, ok, _ = _local_failures(table, subs[s_id], local_supp, levels)
+            _, ok = _local_failures(table, subs[s_id], local_supp, levels)
             return bool(ok.all())
 
         # sub-tables that share no cell are worked on at the same time (HiGHS releases the
