@@ -343,8 +343,19 @@ def test_rectangle_moves_are_moves_of_the_sub_table(
 def test_rectangle_proofs_do_not_change_a_verdict(monkeypatch) -> None:
     # the sub-table audits with the rectangle proofs and with LPs only give the same pattern
     t = _hierarchical(4, n=80)
+    decided: list[int] = []  # positions left to the LPs, per sub-table audit
+    lp = modular.feasibility_intervals
+
+    def counting(*args, targets=None, **kwargs):
+        decided.append(len(targets))
+        return lp(*args, targets=targets, **kwargs)
+
+    monkeypatch.setattr(modular, "feasibility_intervals", counting)
     with_proofs = suppress_modular(t, n_jobs=1)
+    by_proofs = sum(decided)
+    decided.clear()
     monkeypatch.setattr(modular, "_RECTANGLES_UP_TO", 0)
     lp_only = suppress_modular(t, n_jobs=1)
+    assert by_proofs < sum(decided)  # the proofs spared LPs
     assert np.array_equal(with_proofs.table.suppressed, lp_only.table.suppressed)
     assert with_proofs.protected and audit(with_proofs.table).ok

@@ -135,8 +135,14 @@ def lp_audit(
     check_secondary: bool = False,
     primaries_only: bool = False,
     intervals: str = "exact",
+    among: np.ndarray | None = None,
 ) -> AuditResult:
-    """The LP part of :func:`sdckit.tables.audit` (same parameters but the extra audits)."""
+    """The LP part of :func:`sdckit.tables.audit` (same parameters but the extra audits).
+
+    ``among`` (cell numbers) restricts the LPs to those primaries, for a re-check after more
+    suppressions (which never narrow an interval: only the primaries short before can still
+    be); the other cells are then reported not protected and the verdict covers nothing.
+    """
     tol = check_real(tolerance, "tolerance", minimum=0)
     check_choice(intervals, "intervals", ("exact", "check"))
     cells = np.flatnonzero(table.suppressed)
@@ -161,6 +167,8 @@ def lp_audit(
     primary_cells = table.status[cells] == CellStatus.PRIMARY
     only_primaries = primaries_only or (intervals == "check" and not check_secondary)
     targets = np.flatnonzero(primary_cells) if only_primaries else None
+    if among is not None:
+        targets = np.flatnonzero(primary_cells & np.isin(cells, among))
     if integer:
         # integer values: the model in the values themselves (counts add up exactly)
         published = np.ones(table.n_cells, dtype=bool)

@@ -26,11 +26,11 @@ import scipy.sparse as sp
 
 from sdckit._results import Summary
 from sdckit._validation import check_choice
-from sdckit._workers import available_cores
 from sdckit.errors import ParameterError, SdcWarning
 from sdckit.protection import Instance, Options, Param
 from sdckit.tables._audit import AuditResult, audit
-from sdckit.tables._lp import feasibility_intervals, lp_scale, new_highs, solve
+from sdckit.tables._audit_core import lp_audit
+from sdckit.tables._lp import lp_scale, new_highs, solve
 from sdckit.tables._subtables import subtables
 from sdckit.tables.table import CellStatus, Table
 
@@ -522,34 +522,9 @@ def under_protected(table: Table, among: np.ndarray) -> np.ndarray:
     restricted to the given primaries: after suppressing more cells only the primaries that
     were short before can still be, since more suppressions never narrow an interval.
     """
-    cells = np.flatnonzero(table.suppressed)
-    targets = np.flatnonzero(np.isin(cells, among) & table.primary[cells])
-    if not len(targets):
-        return np.zeros(0, dtype=np.int64)
-    m = table.constraint_matrix
-    a = table.values[cells]
-    lb = np.minimum(table.lower_bounds[cells], a)
-    ub = np.maximum(table.upper_bounds[cells], a)
-    tol = 1e-6
-    eps = tol * (1.0 + np.abs(a))
-    up, low, sl = table.upper[cells], table.lower[cells], table.sliding[cells]
-    zeros = np.zeros(m.shape[0])
-    requirement = (-low, up, np.maximum(sl, 2.0 * eps), np.zeros(len(cells)))
-    d_lo, d_hi = feasibility_intervals(
-        m[:, cells],
-        zeros,
-        zeros,
-        lb - a,
-        ub - a,
-        targets=targets,
-        need=requirement,
-        threads=available_cores(),
-    )
-    lo, hi = (a + d_lo)[targets], (a + d_hi)[targets]
-    a, eps = a[targets], eps[targets]
-    up, low, sl = up[targets], low[targets], sl[targets]
-    ok = (hi >= a + up - eps) & (lo <= a - low + eps) & (hi - lo >= sl - eps) & (hi - lo > eps)
-    return cells[targets][~ok]
+    checked = lp_audit(table, intervals="check", among=among)
+    asked = np.isin(checked.cells, among) & table.primary[checked.cells]
+    return checked.cells[asked & ~checked.protected]
 
 
 def repair_within_limit(

@@ -427,7 +427,7 @@ def _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, extra):
 
 @njit(cache=True)
 def _compact_lists(
-    cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, stamp, ctr, extra_log
+    cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, ctr, extra_log
 ):  # fmt: skip
     """Rebuild every live column's list of rows from the rows themselves; empty the link log.
 
@@ -1043,7 +1043,6 @@ def run_chunk(
                 rl,
                 pc,
                 flags,
-                stamp2,
                 ctr,
                 2 * need_log + lg_row.shape[0] // 2,
             )

@@ -552,10 +552,9 @@ def _initial_cuts(p: Problem, sep: _Separator) -> list[tuple[np.ndarray, np.ndar
     out: list[tuple[np.ndarray, np.ndarray]] = []
     if not len(p.cells):
         return out
-    csc = sep.csc
-    starts, ends = csc.indptr[p.cells], csc.indptr[p.cells + 1]
-    owner = np.repeat(np.arange(len(p.cells)), ends - starts)  # requirement of each pair
-    rel = np.concatenate([csc.indices[a:b] for a, b in zip(starts, ends, strict=True)])
+    through = sep.csc[:, p.cells]  # the relations through each requirement's cell
+    rel = through.indices
+    owner = np.repeat(np.arange(len(p.cells)), np.diff(through.indptr))  # of each relation
     if not len(rel):
         return out
     step = max(1, 4_000_000 // max(p.n, 1))  # dense rows of at most 4 million entries

@@ -74,15 +74,19 @@ def _local_failures(
     room_lo = np.minimum(table.lower_bounds[flat[pos]] - a, 0.0)
     room_hi = np.maximum(table.upper_bounds[flat[pos]] - a, 0.0)
     tol = 1e-7 * (1.0 + np.abs(a))
-    ok = np.zeros(len(pos), dtype=bool)
+
+    def meets(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return (hi >= up - tol) & (lo <= -low + tol) & (hi - lo >= sl - tol)
+
+    lo = hi = np.zeros(len(pos))
     if cells.ndim == 2:
         lo, hi = _rectangle_moves(cells.shape, pos, room_lo, room_hi)
-        ok = (hi >= up - tol) & (lo <= -low + tol) & (hi - lo >= sl - tol)
+    ok = meets(lo, hi)
     if ok.all():
         return pos, ok
     zeros = np.zeros(r.shape[0])
     open_ = np.flatnonzero(~ok)
-    lo, hi = feasibility_intervals(
+    lp_lo, lp_hi = feasibility_intervals(
         r[:, pos],
         zeros,
         zeros,
@@ -91,13 +95,9 @@ def _local_failures(
         targets=open_,
         need=(-low, up, sl, np.zeros(len(pos))),
     )
-    lo, hi = lo[open_], hi[open_]
-    ok[open_] = (
-        (hi >= up[open_] - tol[open_])
-        & (lo <= -low[open_] + tol[open_])
-        & (hi - lo >= sl[open_] - tol[open_])
-    )
-    return pos, ok
+    lo, hi = lo.copy(), hi.copy()
+    lo[open_], hi[open_] = lp_lo[open_], lp_hi[open_]
+    return pos, meets(lo, hi)
 
 
 #: Two-way sub-tables up to this many (positions x cells) look for cycles of four cells.
@@ -128,46 +128,39 @@ def _rectangle_moves(
     """
     n_rows, n_cols = shape[0], shape[1]
     k = len(pos)
-    lo_out = np.zeros(k)
-    hi_out = np.zeros(k)
     if k < 4 or k * n_rows * n_cols > _RECTANGLES_UP_TO:
-        return lo_out, hi_out
-    grid_lo = np.full((n_rows, n_cols), np.nan)
-    grid_hi = np.full((n_rows, n_cols), np.nan)
-    grid_lo.flat[pos], grid_hi.flat[pos] = room_lo, room_hi
-    on = ~np.isnan(grid_lo)
+        return np.zeros(k), np.zeros(k)
+    on = np.zeros((n_rows, n_cols), dtype=bool)
+    on.flat[pos] = True
     ti, tj = np.divmod(pos, n_cols)
     rows, cols = np.arange(n_rows), np.arange(n_cols)
     rho = np.where((ti[:, None] > 0) & (rows[None, :] > 0), -1.0, 1.0)  # (k, rows)
     gamma = np.where((tj[:, None] > 0) & (cols[None, :] > 0), -1.0, 1.0)  # (k, cols)
     corner = rho[:, :, None] * gamma[:, None, :]  # sign of (k, l) per position
-
-    def reach(sign: np.ndarray, cells_lo: np.ndarray, cells_hi: np.ndarray, up: bool) -> Any:
-        # the largest move of the target (up) or its most negative (down) allowed by a cell
-        if up:
-            return np.where(sign > 0, cells_hi, -cells_lo)
-        return np.where(sign > 0, cells_lo, -cells_hi)
-
     valid = (
         (on[:, tj].T & (rows[None, :] != ti[:, None]))[:, :, None]
         & (on[ti, :] & (cols[None, :] != tj[:, None]))[:, None, :]
         & on[None, :, :]
     )
-    with np.errstate(invalid="ignore"):
-        for up, out in ((True, hi_out), (False, lo_out)):
-            column = reach(rho, grid_lo[:, tj].T, grid_hi[:, tj].T, up)  # (k, rows)
-            row = reach(gamma, grid_lo[ti, :], grid_hi[ti, :], up)  # (k, cols)
-            both = reach(corner, grid_lo[None], grid_hi[None], up)  # (k, rows, cols)
-            own = (room_hi if up else room_lo)[:, None, None]
-            if up:
-                step = np.minimum(np.minimum(column[:, :, None], row[:, None, :]), both)
-                step = np.minimum(step, own)
-                out[:] = np.max(np.where(valid, step, 0.0), axis=(1, 2))
-            else:
-                step = np.maximum(np.maximum(column[:, :, None], row[:, None, :]), both)
-                step = np.maximum(step, own)
-                out[:] = np.min(np.where(valid, step, 0.0), axis=(1, 2))
-    return lo_out, hi_out
+
+    def highest(below: np.ndarray, above: np.ndarray) -> np.ndarray:
+        """The largest move up of each position, each cell within ``below <= d <= above``."""
+        grid_lo = np.zeros((n_rows, n_cols))
+        grid_hi = np.zeros((n_rows, n_cols))
+        grid_lo.flat[pos], grid_hi.flat[pos] = below, above
+
+        def room(sign: np.ndarray, cell_lo: np.ndarray, cell_hi: np.ndarray) -> np.ndarray:
+            return np.where(sign > 0, cell_hi, -cell_lo)  # how far the target may go up
+
+        column = room(rho, grid_lo[:, tj].T, grid_hi[:, tj].T)  # (k, rows)
+        row = room(gamma, grid_lo[ti, :], grid_hi[ti, :])  # (k, cols)
+        step = np.minimum(column[:, :, None], row[:, None, :])
+        step = np.minimum(step, room(corner, grid_lo[None], grid_hi[None]))
+        step = np.minimum(step, above[:, None, None])
+        return np.max(np.where(valid, step, 0.0), axis=(1, 2))
+
+    # a move down is a move up with the rooms mirrored
+    return -highest(-room_hi, -room_lo), highest(room_lo, room_hi)
 
 
 def _protect(
