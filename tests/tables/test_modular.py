@@ -26,13 +26,14 @@ from sdckit.tables import (
     suppress_optimal,
 )
 from sdckit.tables.examples import with_margins
+from sdckit.tables.suppression import _solver, _subtables
 from sdckit.tables.suppression._subtables import (
     local_relations,
+    rectangle_moves,
     shared_upward,
     subtables,
     waves,
 )
-from sdckit.tables.suppression.modular import _rectangle_moves
 
 ISSUE_TABLE = np.array([[44, 21, 23], [33, 11, 22], [11, 10, 1]])
 
@@ -329,7 +330,7 @@ def test_rectangle_moves_are_moves_of_the_sub_table(
     pos = np.flatnonzero(rng.random(n) < density)
     room_lo = -rng.integers(0, 6, len(pos)).astype(float)
     room_hi = np.where(rng.random(len(pos)) < 0.3, np.inf, rng.integers(0, 6, len(pos)))
-    lo, hi = _rectangle_moves(shape, pos, room_lo, room_hi)
+    lo, hi = rectangle_moves(shape, pos, room_lo, room_hi)
     r = local_relations(shape)
     zeros = np.zeros(r.shape[0])
     lp_lo, lp_hi = _lp.feasibility_intervals(r[:, pos], zeros, zeros, room_lo, room_hi)
@@ -341,21 +342,71 @@ def test_rectangle_moves_are_moves_of_the_sub_table(
 
 
 def test_rectangle_proofs_do_not_change_a_verdict(monkeypatch) -> None:
-    # the sub-table audits with the rectangle proofs and with LPs only give the same pattern
+    # the sub-table audits and the attacker LPs of the sub-table MILPs with the rectangle
+    # proofs, and with LPs only, give the same pattern
     t = _hierarchical(4, n=80)
     decided: list[int] = []  # positions left to the LPs, per sub-table audit
+    attacker: list[int] = []  # attacker LPs solved in the separation of the sub-table MILPs
     lp = modular.feasibility_intervals
+    solve = _solver._Separator._solve
 
     def counting(*args, targets=None, **kwargs):
         decided.append(len(targets))
         return lp(*args, targets=targets, **kwargs)
 
+    def counting_solve(self, *args, **kwargs):
+        attacker.append(1)
+        return solve(self, *args, **kwargs)
+
     monkeypatch.setattr(modular, "feasibility_intervals", counting)
+    monkeypatch.setattr(_solver._Separator, "_solve", counting_solve)
     with_proofs = suppress_modular(t, n_jobs=1)
-    by_proofs = sum(decided)
+    by_proofs, attacker_by_proofs = sum(decided), len(attacker)
     decided.clear()
-    monkeypatch.setattr(modular, "_RECTANGLES_UP_TO", 0)
+    attacker.clear()
+    monkeypatch.setattr(_subtables, "_RECTANGLES_UP_TO", 0)
     lp_only = suppress_modular(t, n_jobs=1)
-    assert by_proofs < sum(decided)  # the proofs spared LPs
+    assert by_proofs < sum(decided)  # the proofs spared LPs in the audits
+    assert attacker_by_proofs < len(attacker)  # and in the separation
     assert np.array_equal(with_proofs.table.suppressed, lp_only.table.suppressed)
     assert with_proofs.protected and audit(with_proofs.table).ok
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.tuples(st.integers(2, 6), st.integers(2, 6)),
+    seed=st.integers(0, 2**32 - 1),
+    density=st.floats(0.2, 0.9),
+)
+def test_separation_by_rectangles_gives_the_lp_verdicts(
+    shape: tuple[int, int], seed: int, density: float
+) -> None:
+    """The attacker LPs a two-way sub-table's 4-cell cycles spare change no verdict."""
+    rng = np.random.default_rng(seed)
+    n = shape[0] * shape[1]
+    r = local_relations(shape)
+    supp = rng.random(n) < density
+    if not supp.any():
+        supp[rng.integers(n)] = True
+    cells = np.flatnonzero(supp)
+    cells = cells[rng.random(len(cells)) < 0.7]
+    up = rng.integers(0, 6, len(cells)).astype(float)
+    low = rng.integers(0, 6, len(cells)).astype(float)
+    sl = np.where(rng.random(len(cells)) < 0.3, rng.integers(0, 9, len(cells)), 0.0)
+    ub = np.where(rng.random(n) < 0.3, np.inf, rng.integers(0, 8, n).astype(float))
+    lb = rng.integers(0, 8, n).astype(float)
+
+    def problem(with_shape: bool) -> _solver.Problem:
+        return _solver.Problem(
+            matrix=r, ub=ub, lb=lb, cost=np.ones(n), fixed=supp, cand=~supp, cells=cells,
+            up=up, low=low, sl=sl, size=np.full(n, 10.0), zero=np.zeros(n, dtype=bool),
+            shape=shape if with_shape else None,
+        )  # fmt: skip
+
+    y = supp.astype(float)
+    by_rectangles = _solver._Separator(problem(True))
+    _, failing = by_rectangles.run(y, fractional=False)
+    lp_only = _solver._Separator(problem(False))
+    _, failing_lp = lp_only.run(y, fractional=False)
+    assert np.array_equal(failing, failing_lp)
+    assert by_rectangles.lp_solves <= lp_only.lp_solves

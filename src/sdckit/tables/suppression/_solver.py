@@ -47,6 +47,7 @@ from sdckit.tables._lp import components, lp_scale, new_highs, solve
 from sdckit.tables.suppression._common import (
     protect_paths,
 )
+from sdckit.tables.suppression._subtables import rectangle_moves
 
 __all__ = ["Hopeless", "Outcome", "Problem", "SolverTrouble", "solve_problem"]
 
@@ -81,6 +82,10 @@ class Problem:
         Zero-valued cells (used by the path heuristic only where nothing else works).
     groups : list of numpy.ndarray
         Sets of cells of which at least one must be suppressed (singleton relations).
+    shape : tuple of int, optional
+        The shape of the flat sub-table when ``matrix`` is its :func:`local_relations`; in a
+        two-way sub-table the attacker LP of a requirement that a cycle of four suppressed
+        cells already meets (:func:`rectangle_moves`) is not solved.
     """
 
     matrix: sp.csr_matrix
@@ -96,6 +101,7 @@ class Problem:
     size: np.ndarray
     zero: np.ndarray
     groups: list[np.ndarray] = field(default_factory=list)
+    shape: tuple[int, ...] | None = None
 
     @property
     def n(self) -> int:
@@ -161,25 +167,45 @@ class _Separator:
         act = np.flatnonzero(y > 1e-9)
         failing = np.zeros(len(p.cells), dtype=bool)
         cuts: list[tuple[np.ndarray, np.ndarray]] = []
-        if not len(p.cells):
+        open_ = np.arange(len(p.cells))
+        if not fractional and moves is None:
+            open_ = open_[~self._by_rectangles(y)]
+        if not len(open_):
             return cuts, failing
         if p.n <= _SMALL:
             # one model of every cell, re-bounded for each pattern (warm-started)
-            self._block(np.arange(p.n), np.arange(len(p.cells)), y, fractional, cuts, failing,
-                        moves, persistent=True)  # fmt: skip
+            self._block(np.arange(p.n), open_, y, fractional, cuts, failing, moves,
+                        persistent=True)  # fmt: skip
             return cuts, failing
         sub = self.csc[:, act]
         _, labels = components(sub)
         where = np.full(p.n, -1, dtype=np.int64)
         where[act] = np.arange(len(act))
-        t_comp = labels[where[p.cells]]
+        t_comp = labels[where[p.cells[open_]]]
         order = np.argsort(labels, kind="stable")
         bounds = np.r_[0, np.cumsum(np.bincount(labels, minlength=int(labels.max()) + 1))]
         for comp in np.unique(t_comp):
             local = order[bounds[comp] : bounds[comp + 1]]
-            ks = np.flatnonzero(t_comp == comp)
+            ks = open_[t_comp == comp]
             self._block(act[local], ks, y, fractional, cuts, failing, moves)
         return cuts, failing
+
+    def _by_rectangles(self, y: np.ndarray) -> np.ndarray:
+        """Requirements that a cycle of four suppressed cells meets at the pattern ``y``.
+
+        In a two-way sub-table (``Problem.shape``) such a cycle is a feasible point of the
+        attacker LP (:func:`rectangle_moves`), so the LP's optimum reaches at least as far and
+        the requirement passes without it; elsewhere none is proved this way.
+        """
+        p = self.p
+        proved = np.zeros(len(p.cells), dtype=bool)
+        if p.shape is None or len(p.shape) != 2:
+            return proved
+        pos = np.flatnonzero(y > 0.5)
+        lo, hi = rectangle_moves(p.shape, pos, -p.lb[pos], p.ub[pos])
+        at = np.searchsorted(pos, p.cells)
+        lo, hi, tol = lo[at], hi[at], self.tol
+        return (hi >= p.up - tol) & (-lo >= p.low - tol) & (hi - lo >= p.sl - tol)
 
     def _block(
         self,
