@@ -126,50 +126,61 @@ def make_table(spec: Spec) -> Table:
     return apply_rules(t, [MinFrequency(threshold=3, safety_range=10), PPercent(p=10)])
 
 
+def write_job(spec: Spec, method: str, work: Path) -> Path:
+    """The problem's microdata (``micro.parquet``) and a table job for them in ``work``.
+
+    The job has the same rules and the method with ``singletons = false``; the a priori bounds
+    are sdckit's defaults (non-negative cells), not tau-ARGUS's; it writes the published table
+    (``out/published.csv``) and every cell with its status (``out/status.csv``).
+    """
+    frame, hier = make_microdata(spec)
+    frame.write_parquet(work / "micro.parquet")
+    lines = [
+        "[input]",
+        'file = "micro.parquet"',
+        "",
+        "[table]",
+        f"dimensions = {json.dumps([d.name for d in spec.dims])}",
+        'value = "turnover"',
+        "n_top = 2",
+    ]
+    for name, h in hier.items():
+        lines.append(f"\n[table.hierarchies.{name}]")
+        for i in h.internal.tolist():
+            kids = [h.codes[c] for c in h.children[i]]
+            lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
+    lines += [
+        "",
+        "[[rules]]",
+        'rule = "min_frequency"',
+        "threshold = 3",
+        "safety_range = 10",
+        "",
+        "[[rules]]",
+        'rule = "p_percent"',
+        "p = 10",
+        "",
+        "[suppression]",
+        f'method = "{method}"',
+        "singletons = false",
+        "",
+        "[output]",
+        'table = "out/published.csv"',
+        'table_full = "out/status.csv"',
+    ]
+    job = work / "job.toml"
+    job.write_text("\n".join(lines) + "\n")
+    return job
+
+
 def run_cli(spec: Spec, method: str) -> str:
     """``sdckit table JOB.toml`` on the problem's microdata (Parquet), timed end to end.
 
-    The job has the same rules and the method with ``singletons = false``; the a priori bounds
-    are sdckit's defaults (non-negative cells), not tau-ARGUS's.  Returns a markdown line.
+    See :func:`write_job` for the job.  Returns a markdown line.
     """
-    frame, hier = make_microdata(spec)
     with tempfile.TemporaryDirectory(prefix="bench_cli_table_") as tmp:
         work = Path(tmp)
-        frame.write_parquet(work / "micro.parquet")
-        lines = [
-            "[input]",
-            'file = "micro.parquet"',
-            "",
-            "[table]",
-            f"dimensions = {json.dumps([d.name for d in spec.dims])}",
-            'value = "turnover"',
-            "n_top = 2",
-        ]
-        for name, h in hier.items():
-            lines.append(f"\n[table.hierarchies.{name}]")
-            for i in h.internal.tolist():
-                kids = [h.codes[c] for c in h.children[i]]
-                lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
-        lines += [
-            "",
-            "[[rules]]",
-            'rule = "min_frequency"',
-            "threshold = 3",
-            "safety_range = 10",
-            "",
-            "[[rules]]",
-            'rule = "p_percent"',
-            "p = 10",
-            "",
-            "[suppression]",
-            f'method = "{method}"',
-            "singletons = false",
-            "",
-            "[output]",
-            'table = "out/published.csv"',
-            'table_full = "out/status.csv"',
-        ]
-        (work / "job.toml").write_text("\n".join(lines) + "\n")
+        write_job(spec, method, work)
         sdckit = Path(sys.executable).with_name("sdckit")
         start = time.perf_counter()
         proc = subprocess.run(

@@ -221,6 +221,17 @@ def test_importing_the_package_is_light() -> None:
     assert _imported_after("import sdckit", ("numpy", "polars", "sdckit.microdata")) == []
 
 
+def test_a_table_job_imports_no_microdata_method() -> None:
+    """``sdckit table`` starts without the microdata methods, the utility measures, scipy's
+    statistics and optimisers or numba (a second of start-up; numba comes with the Gauss
+    method, scipy.optimize with the integer audit, rounding and the cell key method)."""
+    unused = ("sdckit.masking", "sdckit.utility", "sdckit.risk", "scipy.stats", "scipy.optimize",
+              "numba")  # fmt: skip
+    assert _imported_after("import sdckit.tables", unused) == []
+    statement = "from sdckit.jobs import load_table_job, run_table_job; import sdckit.cli.table"
+    assert _imported_after(statement, unused) == []
+
+
 @pytest.mark.parametrize("module", ["sdckit.masking", "sdckit.tables", "sdckit.jobs"])
 def test_subpackages_import_alone(module: str) -> None:
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True)

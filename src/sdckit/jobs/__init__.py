@@ -16,10 +16,45 @@ Examples
 ['GlobalRecoding', 'GlobalRecoding']
 """
 
-from sdckit.jobs.load import CandidateSpec, Job, RUMapSpec, StepSpec, load_job
-from sdckit.jobs.run import JobResult, Progress, run_job
-from sdckit.jobs.tables import TableJob, TableJobResult, load_table_job, run_table_job
-from sdckit.jobs.target import RiskTarget
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sdckit.jobs.load import CandidateSpec, Job, RUMapSpec, StepSpec, load_job
+    from sdckit.jobs.run import JobResult, Progress, run_job
+    from sdckit.jobs.tables import TableJob, TableJobResult, load_table_job, run_table_job
+    from sdckit.jobs.target import RiskTarget
+
+# Imported on first use: a table job (``sdckit table``) needs neither the microdata methods
+# nor the risk measures that a protection job imports (a second of start-up).
+_WHERE = {
+    "CandidateSpec": "load",
+    "Job": "load",
+    "RUMapSpec": "load",
+    "StepSpec": "load",
+    "load_job": "load",
+    "JobResult": "run",
+    "Progress": "run",
+    "run_job": "run",
+    "TableJob": "tables",
+    "TableJobResult": "tables",
+    "load_table_job": "tables",
+    "run_table_job": "tables",
+    "RiskTarget": "target",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(import_module(f"sdckit.jobs.{_WHERE[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'sdckit.jobs' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
 
 __all__ = [
     "CandidateSpec",

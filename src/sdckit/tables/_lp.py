@@ -20,7 +20,6 @@ from typing import Any
 import highspy
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse.csgraph import connected_components
 
 from sdckit.errors import DataError
@@ -444,6 +443,8 @@ def _interval_milp(
 ) -> float:
     c = np.zeros(matrix.shape[1])
     c[j] = sign
+    from scipy.optimize import Bounds, LinearConstraint, milp  # (on first use)
+
     res = milp(
         c,
         constraints=LinearConstraint(matrix, lo_r, hi_r),

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.optimize import minimize
 
 from sdckit._results import Summary
 from sdckit._validation import check_columns_exist, check_int, check_real, column_list
@@ -186,6 +185,8 @@ def _max_entropy(v: np.ndarray, V: float, pstay: float | None, mono: bool) -> np
             else:
                 continue
             cons.append({"type": "ineq", "fun": lambda p, g=g: g @ p, "jac": lambda p, g=g: g})
+    from scipy.optimize import minimize  # (on first use)
+
     start = np.exp(-(v**2) / (2 * max(V, 1e-3)))
     start /= start.sum()
     res = minimize(

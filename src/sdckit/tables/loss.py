@@ -19,7 +19,6 @@ import polars as pl
 from sdckit._results import Summary
 from sdckit.errors import ParameterError
 from sdckit.tables.table import Table
-from sdckit.utility import cramers_v, table_distances
 
 __all__ = ["PerturbationLoss", "SuppressionLoss", "perturbation_loss", "suppression_loss"]
 
@@ -159,6 +158,8 @@ def perturbation_loss(table: Table, perturbed: Any, *, area: str | None = None) 
         p = np.moveaxis(pert_in, d, 0)
         per_area_o = [o[k].ravel() for k in range(o.shape[0])]
         per_area_p = [p[k].ravel() for k in range(p.shape[0])]
+    from sdckit.utility import cramers_v, table_distances  # (scipy.stats: on first use)
+
     dists = [table_distances(a, b) for a, b in zip(per_area_o, per_area_p, strict=True)]
     whole = table_distances(orig_in.ravel(), pert_in.ravel())
     if orig_in.ndim == 2:

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy.optimize import minimize
 
 from sdckit._validation import check_int, check_real
 from sdckit.errors import DataError, InfeasibleError, ParameterError
@@ -74,6 +73,8 @@ def _entropy_row(
 
     def gradient(p: np.ndarray) -> np.ndarray:
         return np.log(np.clip(p, 1e-300, None)) + 1.0
+
+    from scipy.optimize import minimize  # (on first use)
 
     start = np.exp(-v2 / (2.0 * max(V, 1e-3)))
     start = np.maximum(start / start.sum(), lower)

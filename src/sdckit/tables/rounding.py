@@ -24,7 +24,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
-from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import eye, hstack, vstack
 
 from sdckit._results import Summary
@@ -317,6 +316,8 @@ class ControlledRounding(TableMethod):
         lo = np.maximum(q - k, 0)
         hi = np.where(r == 0, q + k, q + 1 + k)
         m = table.constraint_matrix
+        from scipy.optimize import Bounds, LinearConstraint, milp  # (on first use)
+
         # variables: multiples x (integer) and absolute deviations t >= |v - b x|
         eq = hstack([m * b, m * 0]).tocsr()
         ident = eye(n, format="csr")

@@ -84,7 +84,6 @@ import numpy as np
 import polars as pl
 
 import sdckit.tables.suppression._common as _common
-import sdckit.tables.suppression._gauss_kernel as K
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param
 from sdckit.tables._audit import audit
@@ -103,6 +102,14 @@ from sdckit.tables.suppression._common import (
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["GaussSuppression", "suppress_gauss"]
+
+
+def _kernel() -> Any:
+    """The numba kernel module, imported on first use (numba adds a tenth of a second to
+    ``import sdckit.tables``)."""
+    import sdckit.tables.suppression._gauss_kernel as kernel
+
+    return kernel
 
 _CELLS = Instance(
     (np.ndarray, pl.Series, list, tuple), "cell numbers or a boolean mask, one entry per cell"
@@ -233,6 +240,7 @@ def _eliminate(
     exact: bool,
     progress: Callable[[str, int, int], Any] | None,
 ) -> _Elimination:
+    K = _kernel()
     m, n = model.m, model.n
     vdt = np.int64 if exact else np.float64
     nnz = len(model.row_col)
@@ -385,6 +393,7 @@ def _gauss_pattern(
     progress: Callable[[str, int, int], Any] | None,
 ) -> tuple[Table, dict[str, Any], np.ndarray, np.ndarray]:
     """One run of the elimination; returns the table, figures, and the unsafe primaries."""
+    K = _kernel()
     t0 = time.perf_counter()
     status = table.status
     primary = status == CellStatus.PRIMARY
