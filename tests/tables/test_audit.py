@@ -15,7 +15,9 @@ from sdckit.tables import (
     Hierarchy,
     MarkedCells,
     Table,
+    _audit_core,
     _lp,
+    _rectangles,
     apply_rules,
     audit,
     singleton_violations,
@@ -222,3 +224,61 @@ def test_sub_table_proofs_find_a_pattern_short_only_in_the_whole_table() -> None
         check = audit(marked, intervals="check")
     assert not check.ok
     assert np.array_equal(exact.protected, check.protected)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns())
+def test_rectangle_proofs_give_the_exact_verdicts(table: Table) -> None:
+    """Cycles of four suppressed inner cells prove requirements of a two-way table without an
+    LP: the check's verdicts stay the exact audit's, with and without them."""
+    exact = audit(table)
+    check = audit(table, intervals="check")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_rectangles, "MAX_POSITIONS", 0)
+        lp_only = audit(table, intervals="check")
+    _same_verdicts(table, exact, check)
+    _same_verdicts(table, exact, lp_only)
+
+
+def test_rectangle_proofs_spare_the_lps() -> None:
+    """A primary in a rectangle of suppressed inner cells of a hierarchical two-way table is
+    proved without an LP; a rectangle of sub-totals proves nothing (moving a sub-total moves
+    the cells under it)."""
+    region = Hierarchy.from_dict({"T": ["N", "S"], "N": ["n1", "n2"], "S": ["s1", "s2"]})
+    sector = Hierarchy.from_dict({"T": ["A", "B"], "A": ["a1", "a2"], "B": ["b1", "b2"]})
+    values = np.zeros((7, 7))
+    rng = np.random.default_rng(3)
+    for i in region.leaves.tolist():
+        for j in sector.leaves.tolist():
+            values[i, j] = rng.integers(5, 40)
+    for d, h in enumerate((region, sector)):
+        for p in sorted(h.internal.tolist(), key=lambda p: -h.depth[p]):
+            moved = np.moveaxis(values, d, 0)
+            moved[p] = sum(moved[c] for c in h.children[p])
+    t = Table.from_array(values, {"region": region, "sector": sector})
+    grid = np.arange(t.n_cells).reshape(t.shape)
+    r, c = region.codes.index, sector.codes.index
+    corners = [grid[r("n1"), c("a1")], grid[r("n1"), c("a2")], grid[r("n2"), c("a1")],
+               grid[r("n2"), c("a2")]]  # fmt: skip
+    marked = apply_rules(t, MarkedCells(cells=[corners[0]], upper=2, lower=2)).suppress(corners[1:])
+    decided: list[int] = []
+    lp = _audit_core.feasibility_intervals
+
+    def counting(*args, targets=None, **kwargs):
+        decided.append(0 if targets is None else len(targets))
+        return lp(*args, targets=targets, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_audit_core, "feasibility_intervals", counting)
+        check = audit(marked, intervals="check")
+    assert check.ok and decided == [0]  # proved by the rectangle, no LP asked for
+    assert check.ok == audit(marked).ok
+    # the same rectangle one level up (sub-totals) is no move of the table: decided by LP
+    corners = [grid[r("N"), c("A")], grid[r("N"), c("B")], grid[r("S"), c("A")],
+               grid[r("S"), c("B")]]  # fmt: skip
+    marked = apply_rules(t, MarkedCells(cells=[corners[0]], upper=2, lower=2)).suppress(corners[1:])
+    decided.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_audit_core, "feasibility_intervals", counting)
+        check = audit(marked, intervals="check")
+    assert decided == [1] and not check.ok and not audit(marked).ok

@@ -20,13 +20,14 @@ from sdckit.tables import (
     PPercent,
     Table,
     _lp,
+    _rectangles,
     apply_rules,
     audit,
     suppress_modular,
     suppress_optimal,
 )
 from sdckit.tables.examples import with_margins
-from sdckit.tables.suppression import _solver, _subtables
+from sdckit.tables.suppression import _solver
 from sdckit.tables.suppression._subtables import (
     local_relations,
     rectangle_moves,
@@ -364,7 +365,7 @@ def test_rectangle_proofs_do_not_change_a_verdict(monkeypatch) -> None:
     by_proofs, attacker_by_proofs = sum(decided), len(attacker)
     decided.clear()
     attacker.clear()
-    monkeypatch.setattr(_subtables, "_RECTANGLES_UP_TO", 0)
+    monkeypatch.setattr(_rectangles, "MAX_POSITIONS", 0)
     lp_only = suppress_modular(t, n_jobs=1)
     assert by_proofs < sum(decided)  # the proofs spared LPs in the audits
     assert attacker_by_proofs < len(attacker)  # and in the separation

@@ -111,6 +111,7 @@ def _kernel() -> Any:
 
     return kernel
 
+
 _CELLS = Instance(
     (np.ndarray, pl.Series, list, tuple), "cell numbers or a boolean mask, one entry per cell"
 )
