@@ -310,7 +310,10 @@ def run_tau(
     cmd = [tau_python, str(script), str(work), method, str(max_time), ",".join(table.dimensions)]
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        # in the work directory: the engine writes its log and scratch files where it runs
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=work
+        )
     except subprocess.TimeoutExpired:
         return {"status": f"not finished in {timeout:.0f} s", "wall": time.perf_counter() - start}
     wall = time.perf_counter() - start
