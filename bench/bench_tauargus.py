@@ -307,7 +307,8 @@ def run_tau(
     """Run tau-ARGUS ``method`` (MOD or OPT) on the files in ``work``; read its pattern back."""
     script = work / "driver.py"
     script.write_text(DRIVER)
-    cmd = [tau_python, str(script), str(work), method, str(max_time), ",".join(table.dimensions)]
+    python = os.path.abspath(tau_python)  # (not resolved: a venv's python is a link)
+    cmd = [python, str(script), str(work), method, str(max_time), ",".join(table.dimensions)]
     start = time.perf_counter()
     try:
         # in the work directory: the engine writes its log and scratch files where it runs
