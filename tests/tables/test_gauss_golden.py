@@ -35,6 +35,10 @@ margin ``trygd`` = 189 is larger than ``annet`` = 72, so its ``tie`` is larger) 
 ``X' X (|cost| + 1)``), so its default pattern is R's; a user ``cost`` array equal to R's
 ordering key gives it too.
 
+Two more golden values are tested: the vignette "Small count frequency table suppression"
+(its Table 1, at the end of this module) and the four tables of the R test
+"SuppressLinkedTables" on the public test data ``d53`` (``test_gauss_golden_linked.py``).
+
 The other expectations of the R tests were looked at and are not used here: the z3 sums of row
 numbers use a model matrix shuffled with R's random numbers, or z3's two region groupings that
 do not nest (one sdckit ``Table`` holds one hierarchy per dimension); the z2 ``extend0`` and
@@ -218,4 +222,48 @@ def test_z1_default_order_gives_the_r_golden_pattern() -> None:
     res = GaussSuppression().apply(t)
     assert named(res.table, res.table.suppressed) == R_PATTERN
     assert res.n_secondary == 3 and res.details["repaired"] == 0
+    assert res.protected and audit(res.table).ok
+
+
+# ---------------------------------------------------------------------------------------------
+# The vignette "Small count frequency table suppression" of GaussSuppression (its output as R
+# printed it, on CRAN): ``dataset_a`` is the year 2014 of SSBtoolsData("example1"), built from
+# literals in SSBtools' R/SSBtoolsData.R (age recoded young / old, the freq vector given
+# there), and
+#
+#     SuppressSmallCounts(data = dataset_a, dimVar = c("age", "geo"), freqVar = "freq",
+#                         maxN = 1)
+#
+# prints 12 rows (age slowest: Total, old, young; geo: Total, Iceland, Portugal, Spain) with
+# (young, Portugal) = 0 primary and rows 6, 7, 10, 11 suppressed: old and young in Iceland and
+# Portugal.  R's defaults there: zeros and counts <= maxN primary, the candidates by
+# CandidatesDefault, the singleton method anySum.
+EXAMPLE1_2014 = {
+    ("young", "Spain"): 5, ("young", "Iceland"): 2, ("young", "Portugal"): 0,
+    ("old", "Spain"): 6, ("old", "Iceland"): 3, ("old", "Portugal"): 4,
+}  # fmt: skip
+VIGNETTE_ROWS = (6, 7, 10, 11)
+
+
+def test_vignette_table_1_is_r_golden() -> None:
+    ages, geos = ["old", "young"], ["Iceland", "Portugal", "Spain"]
+    inner = np.array([[EXAMPLE1_2014[(a, g)] for g in geos] for a in ages], dtype=float)
+    full = with_margins(inner)
+    t = Table.from_array(
+        full, {"age": ages, "geo": geos}, n_contributors=full.astype(int), kind="count"
+    )
+    t = apply_rules(t, [MinFrequency(threshold=2), ZeroCells(disclosing_only=False)])
+    r_order = list(itertools.product(["Total", *ages], ["Total", *geos]))
+    expected = {r_order[k - 1] for k in VIGNETTE_ROWS}
+    assert expected == {("old", "Iceland"), ("old", "Portugal"), ("young", "Iceland"),
+                        ("young", "Portugal")}  # fmt: skip
+
+    def pattern(out: Table) -> set[tuple[str, str]]:
+        return {(a, g) for a, g in r_order if out.suppressed[t.cell(age=a, geo=g)]}
+
+    assert pattern(t) == {("young", "Portugal")}  # the primary: the zero
+    plain = GaussSuppression(singletons=False, repair_limit=0).apply(t).table
+    assert pattern(plain) == expected
+    res = GaussSuppression().apply(t)
+    assert pattern(res.table) == expected
     assert res.protected and audit(res.table).ok

@@ -1,0 +1,224 @@
+"""Golden values from GaussSuppression's test "SuppressLinkedTables", on its public test data.
+
+The R test (``tests/testthat/test-LinkedSuppression.R`` of the R package GaussSuppression,
+version 1.2.3; the test starts with ``skip("since more advanced tests below")``, the values it
+asserts are R's own) protects four tables of the data ``d53`` (``testdata/d53.rds``: 10,000
+records drawn from Statistics Norway's public census hypercube data, aggregated into 1,241
+rows with ``freq``; MIT licence; here ``data/gauss/d53.csv.gz``, read with the Python package
+``rdata`` outside sdckit and written unchanged) with::
+
+    SuppressLinkedTables(data = d53, freqVar = "freq", fun = SuppressSmallCounts,
+                         withinArg = list(list(formula = f1), ..., list(formula = f4)),
+                         maxN = 3, protectZeros = FALSE, extend0 = FALSE,
+                         singletonMethod = "none", linkedGauss = "local", ...)
+
+    f1 <- ~sex * (age_l + age_m + age_h) * (lms_l + lms_h)
+    f2 <- ~sex * (age_l + age_m + age_h) * (hst_l + hst_m + hst_h)
+    f3 <- ~sex * (age_l + age_m + age_h) * (fst_l + fst_m + fst_h)
+    f4 <- ~sex * (lms_l + lms_h) * (hst_l + hst_m + hst_h)
+
+and asserts ``sapply(a, function(x) sum(seq_len(nrow(x)) * x$suppressed))`` equal to
+``local_FALSE = c(1282693, 2221804, 4755062, 20531)``.  "local" protects each table on its own
+by ``GaussSuppression``: four independent tables.  The R defaults that apply: primaries are the
+cells with ``freq <= 3`` (no zeros are primary; the data have none), the candidates are
+published by ``CandidatesDefault`` (decreasing ``freq + 1``, ties by ``X' X (freq + 1)``), and
+no singleton method.
+
+The sum weighs each suppressed output row by its row number, so it checks the whole pattern
+through R's row order, which is rebuilt here:
+
+* the first row is the grand total; then the formula's terms in R's ``terms()`` order: the
+  expansion ``(a * B) * C = a + B + a:B + C + (a + B + a:B):C`` (``B``, ``C`` the sums of the
+  level variables), sorted by order (stable);
+* within a term, the code combinations present in the data, sorted as R sorts them on the
+  machine that made the values: by bytes (C locale; ``"10-14" < "100" < "15-19"``, and with
+  ``-`` ignored the sums differ).
+
+The level variables of a dimension nest (``age_l`` > ``age_m`` > ``age_h``), so each table is
+a three-way hierarchical table.  Codes of two levels that hold the same records (``lms`` code
+``SIN`` at both levels, ``age_m`` ``100`` over the one ``age_h`` ``100``) are separate R rows
+but one sdckit cell: their rows are suppressed together.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from sdckit.tables import GaussSuppression, Hierarchy, MinFrequency, Table, apply_rules, audit
+
+D53 = Path(__file__).parent / "data" / "gauss" / "d53.csv.gz"
+LEVELS = {
+    "sex": ["sex"],
+    "age": ["age_l", "age_m", "age_h"],
+    "lms": ["lms_l", "lms_h"],
+    "hst": ["hst_l", "hst_m", "hst_h"],
+    "fst": ["fst_l", "fst_m", "fst_h"],
+}
+# the four tables of the R test and their asserted sums (local_FALSE)
+TABLES = {
+    "f1": (("sex", "age", "lms"), 1282693),
+    "f2": (("sex", "age", "hst"), 2221804),
+    "f3": (("sex", "age", "fst"), 4755062),
+    "f4": (("sex", "lms", "hst"), 20531),
+}
+
+
+@pytest.fixture(scope="module")
+def d53() -> pl.DataFrame:
+    data = pl.read_csv(D53, infer_schema_length=0)
+    return data.with_columns(pl.col("freq").cast(pl.Int64))
+
+
+def r_terms(dims: tuple[str, str, str]) -> list[tuple[str, ...]]:
+    """The terms of ``~a * (b_1 + ...) * (c_1 + ...)`` in R's ``terms()`` order."""
+    a, b, c = ([(v,) for v in LEVELS[d]] for d in dims)
+    left = a + b + [x + y for x in a for y in b]
+    expanded = left + c + [x + y for x in left for y in c]
+    return [(), *sorted(expanded, key=len)]
+
+
+def r_rows(data: pl.DataFrame, dims: tuple[str, str, str]) -> list[dict[str, str]]:
+    """GaussSuppression's output rows: ``{variable: code}`` of each row, in R's order."""
+    rows: list[dict[str, str]] = []
+    for term in r_terms(dims):
+        if not term:
+            rows.append({})
+            continue
+        combos = data.select(term).unique().rows()
+        # C locale: by bytes, the first variable slowest
+        for combo in sorted(combos, key=lambda t: tuple(x.encode() for x in t)):
+            rows.append(dict(zip(term, combo, strict=True)))
+    return rows
+
+
+def hierarchy(data: pl.DataFrame, levels: list[str]) -> tuple[Hierarchy, dict]:
+    """The dimension's hierarchy: a node per distinct set of finest codes (codes of two
+    levels with the same records are one node), its parent the smallest strict superset.
+    Returns it with the node of every ``(variable, code)``."""
+    finest = levels[-1]
+    pairs = data.select([*levels]).unique()
+    sets: dict[tuple[str, str], frozenset[str]] = {}
+    for v in levels:
+        for code, group in pairs.group_by(v):
+            sets[(v, str(code[0]))] = frozenset(group[finest].to_list())
+    name: dict[frozenset[str], str] = {}
+    for (v, code), s in sets.items():
+        name.setdefault(s, f"{v}={code}")
+    everything = frozenset(pairs[finest].to_list())
+    name.setdefault(everything, "Total")
+    tree: dict[str, list[str]] = {}
+    for s, node in name.items():
+        if s == everything:
+            continue
+        parent = min((p for p in name if s < p), key=len)
+        tree.setdefault(name[parent], []).append(node)
+    return Hierarchy.from_dict(tree), {key: name[s] for key, s in sets.items()}
+
+
+def table_of(data: pl.DataFrame, dims: tuple[str, str, str]) -> tuple[Table, list[int]]:
+    """The frequency table of ``dims`` (MinFrequency(4): R's freq <= 3) and the sdckit cell
+    of each R output row."""
+    hier, node = {}, {}
+    for d in dims:
+        hier[d], node[d] = hierarchy(data, LEVELS[d])
+    records = data.select(
+        *[
+            pl.col(LEVELS[d][-1])
+            .replace_strict({c: n for (v, c), n in node[d].items() if v == LEVELS[d][-1]})
+            .alias(d)
+            for d in dims
+        ],
+        pl.col("freq"),
+    )
+    records = records.select(pl.exclude("freq").repeat_by(pl.col("freq")).explode())
+    t = Table.from_microdata(records, hier)
+    t = apply_rules(t, MinFrequency(threshold=4))
+    cells = []
+    for row in r_rows(data, dims):
+        codes = {}
+        for d in dims:
+            picked = [v for v in LEVELS[d] if v in row]
+            codes[d] = node[d][(picked[0], row[picked[0]])] if picked else "Total"
+        cells.append(t.cell(**codes))
+    return t, cells
+
+
+def r_sum(cells: list[int], suppressed: np.ndarray) -> int:
+    """``sum(seq_len(nrow(x)) * x$suppressed)`` over R's rows."""
+    return sum(k + 1 for k, c in enumerate(cells) if suppressed[c])
+
+
+def test_r_rows_are_the_output_of_the_formula(d53: pl.DataFrame) -> None:
+    """R's output has one row per term and code combination; the cells behind them add up
+    to the table's values (a check of the row rebuild and of the hierarchies)."""
+    assert d53.height == 1241 and d53["freq"].sum() == 10000
+    t, cells = table_of(d53, TABLES["f4"][0])
+    rows = r_rows(d53, TABLES["f4"][0])
+    assert len(rows) == len(cells) == 302
+    assert rows[0] == {} and t.values[cells[0]] == 10000
+    for row, cell in zip(rows, cells, strict=True):
+        expected = d53.filter(
+            pl.all_horizontal([pl.col(v) == code for v, code in row.items()] or [pl.lit(True)])
+        )["freq"].sum()
+        assert t.values[cell] == expected
+    # C locale: "10-14" before "100" before "15-19"
+    ages = [r["age_m"] for r in r_rows(d53, TABLES["f1"][0]) if list(r) == ["age_m"]]
+    assert ages.index("10-14") < ages.index("100") < ages.index("15-19")
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_d53_local_gauss_patterns_are_r_golden(d53: pl.DataFrame, name: str) -> None:
+    """Each table protected on its own by sdckit's elimination with its default candidate
+    order (the tie order of R's CandidatesDefault) and no singleton rule (R's
+    ``singletonMethod = "none"``) gives R's asserted sum, so R's pattern."""
+    dims, expected = TABLES[name]
+    t, cells = table_of(d53, dims)
+    res = GaussSuppression(singletons=False, repair_limit=0).apply(t)
+    assert r_sum(cells, res.table.suppressed) == expected
+    # and no primary is computable from the published cells (the elimination's guarantee,
+    # checked by the LP audit: no primary's interval is a point)
+    checked = audit(res.table, intervals="check")
+    assert not np.any(checked.exact[t.primary[checked.cells]])
+
+
+def test_d53_f4_with_sdckit_defaults_keeps_the_r_pattern(d53: pl.DataFrame) -> None:
+    """With the singleton rules and the LP audit and repair on (sdckit's defaults), the
+    fourth table keeps R's pattern: it already meets the protection levels."""
+    dims, expected = TABLES["f4"]
+    t, cells = table_of(d53, dims)
+    res = GaussSuppression().apply(t)
+    assert r_sum(cells, res.table.suppressed) == expected
+    assert res.details["repaired"] == 0 and res.protected
+
+
+def test_every_r_row_maps_to_one_cell_and_back(d53: pl.DataFrame) -> None:
+    """Rows of codes that hold the same records share a cell; every non-empty cell of the
+    table is some R row (R's output has no empty cells: extend0 = FALSE)."""
+    for dims, _ in TABLES.values():
+        t, cells = table_of(d53, dims)
+        nonempty = set(np.flatnonzero(t.values > 0).tolist())
+        assert set(cells) == nonempty
+        assert len(cells) >= len(nonempty)
+
+
+def test_c_locale_order_matters(d53: pl.DataFrame) -> None:
+    """Sorting with '-' ignored (a common locale collation) gives a different sum for f1: the
+    golden value pins the order."""
+    dims, expected = TABLES["f1"]
+    t, cells = table_of(d53, dims)
+    res = GaussSuppression(singletons=False, repair_limit=0).apply(t)
+    rows = r_rows(d53, dims)
+    first: dict[tuple[str, ...], int] = {}  # the position of each term
+    for k, row in enumerate(rows):
+        first.setdefault(tuple(row), k)
+    keyed = sorted(
+        range(len(rows)),
+        key=lambda k: (first[tuple(rows[k])], tuple(x.replace("-", "") for x in rows[k].values())),
+    )
+    other = [cells[k] for k in keyed]
+    assert r_sum(cells, res.table.suppressed) == expected
+    assert r_sum(other, res.table.suppressed) != expected
