@@ -216,7 +216,9 @@ class Dominance(SensitivityRule):
 
     Protection level (upper and lower): ``(100 / k) * (x_1 + ... + x_n) - T``.  In a weighted
     table ``T`` is the weighted total and ``x_1 ... x_n`` are the largest expanded
-    contributions ``w_i x_i`` (see :mod:`sdckit.tables.rules`).
+    contributions ``w_i x_i`` (see :mod:`sdckit.tables.rules`).  A cell whose ``n`` largest
+    contributions are exactly ``k`` % of it is safe; the R package GaussSuppression's
+    dominance rule (``MagnitudeRule``) counts it unsafe (``>=``).
 
     Parameters
     ----------
