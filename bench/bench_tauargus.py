@@ -48,6 +48,7 @@ from sdckit.tables import (
     Table,
     apply_rules,
     audit,
+    suppress_gauss,
     suppress_hypercube,
     suppress_modular,
     suppress_optimal,
@@ -513,6 +514,24 @@ def run_problem(
                 limit=f"{limit:.0f} s",
             )
         )
+    if "gauss" in tools:
+        # the elimination, then the LP audit and the completion and repair of the primaries
+        # short of their levels (repair_limit raised to every table here)
+        wall, cpu, res = _sdckit(suppress_gauss, table, reps, repair_limit=10_000_000)
+        timings = res.details["timings"]
+        rows.append(
+            _row(
+                spec.name,
+                "sdckit Gauss",
+                wall,
+                cpu,
+                table,
+                res.table.suppressed,
+                elimination=f"{timings['elimination']:.1f} s",
+                eliminated=int(res.details["secondary_reveal"]),
+                repaired=res.details.get("repaired"),
+            )
+        )
     if "hypercube" in tools and table.n_cells <= 20_000:
         wall, cpu, res = _sdckit(suppress_hypercube, table, reps)
         rows.append(_row(spec.name, "sdckit hypercube", wall, cpu, table, res.table.suppressed))
@@ -590,7 +609,9 @@ def main() -> None:
     parser.add_argument("--tau-python", default=None, help="python of an env with pytauargus")
     parser.add_argument("--no-tau", action="store_true", help="sdckit only")
     parser.add_argument(
-        "--tools", default="tau,modular,optimal,hypercube", help="comma list of the tools to run"
+        "--tools",
+        default="tau,modular,optimal,hypercube",
+        help="comma list of the tools to run (also: gauss)",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per tau-ARGUS run")
     parser.add_argument("--tau-max-time", type=int, default=60, help="tau-ARGUS MaxTime")
