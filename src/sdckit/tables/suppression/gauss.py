@@ -490,8 +490,11 @@ class GaussSuppression(TableMethod):
     forced, hidden, protected : array, optional
         Cells (numbers or a boolean mask) always suppressed; never published but needing no
         protection (suppressed in the result); never suppressed.
-    repair_limit : int, default 100000
-        Tables with at most this many cells are audited by LP and repaired (0: never).
+    repair_limit : int, default 2000000
+        Tables with at most this many cells are audited by LP and repaired (0: never).  The
+        elimination guarantees only that no primary is computable exactly; on large tables
+        its pattern has primaries short of their levels, so the default covers them (a
+        1,000,000-cell two-way table: 7 s of elimination, about a minute in all).
     max_rounds : int, default 5
         Rounds of audit, cheapest protecting cells and re-run of the elimination.
     arithmetic : {"exact", "float"}, default "exact"
@@ -553,7 +556,7 @@ class GaussSuppression(TableMethod):
         forced: Any = None,
         hidden: Any = None,
         protected: Any = None,
-        repair_limit: int = 100_000,
+        repair_limit: int = 2_000_000,
         max_rounds: int = 5,
         arithmetic: str = "exact",
         progress: Callable[[str, int, int], Any] | None = None,
@@ -738,7 +741,7 @@ def suppress_gauss(
     forced: Any = None,
     hidden: Any = None,
     protected: Any = None,
-    repair_limit: int = 100_000,
+    repair_limit: int = 2_000_000,
     max_rounds: int = 5,
     arithmetic: str = "exact",
     progress: Callable[[str, int, int], Any] | None = None,
