@@ -20,15 +20,23 @@ Algorithm (our implementation of the published method; the R code was read, not 
    complement of the published columns (rows that are not yet eliminated, columns of the
    undecided candidates, of the primaries and of the respondents' single-contributor cells).
    Publishing ``c`` pivots on one row of ``c``'s current column (exact: a row with the
-   smallest entry, a unit where there is one, then the shortest, then the last in table
-   order; floating point: the largest entry); a primary ``b`` becomes computable exactly when
-   its current column is proportional to ``c``'s, which is checked before the update.  The
-   pivot choice does not change any decision (the span does not depend on it), only the work
-   and the fill-in.
+   smallest entry, a unit where there is one, and among those the row whose columns the
+   other rows share most, the least fill-in; floating point: the largest entry); a primary
+   ``b`` becomes computable exactly when its current column is proportional to ``c``'s,
+   which is checked before the update.  The pivot choice does not change any decision (the
+   span does not depend on it), only the work and the fill-in.
 3. Arithmetic is exact: the model matrix has small integer entries, every row operation is
    ``a * row_j - b * row_p`` followed by division by the gcd of the row, so the entries stay
-   integers; if one ever reached 2**31 the elimination restarts in floating point with a
-   relative tolerance of 1e-9 (``details["arithmetic"]`` says which was used).
+   integers.  When one reaches 2**31 (in tables of four or more dimensions the entries grow),
+   the elimination goes on modulo the Mersenne prime ``P = 2**61 - 1`` from where it is: the
+   integer state is exact, so its residues are the state of the same elimination modulo P,
+   and every later operation is exact modulo P (no restart, no rounding).  A decision modulo
+   P differs from the rational one only when P divides every one of the largest non-zero
+   minors of the columns involved (a rank drops modulo P), integers that would have to be
+   multiples of a 61-bit prime.  ``details["arithmetic"]`` says which arithmetic ended the
+   elimination and ``details["modular_from"]`` at which candidate it went modular;
+   ``arithmetic="modular"`` works modulo P from the start and ``"float"`` in floating point
+   with a relative tolerance of 1e-9 (the two may be compared, as the tests do).
 
 Singletons and one respondent's cells (the singleton problem).  An inner cell with a single
 contributor is known to that respondent.  The rules enforced, for every primary ``b``:
@@ -237,7 +245,8 @@ class _Elimination:
     decision: np.ndarray  # per position of the order
     unsafe: np.ndarray  # per cell: 1 computable, 2 computable by one respondent
     counters: np.ndarray
-    exact: bool
+    mode: int  # the arithmetic at the end (K.FLOAT, K.INTEGER, K.MODULAR)
+    modular_from: int  # the position from which it went on modulo P (-1: never)
 
 
 def _eliminate(
@@ -245,12 +254,12 @@ def _eliminate(
     order: np.ndarray,
     kinds: np.ndarray,
     flags: np.ndarray,
-    exact: bool,
+    mode: int,
     progress: Callable[[str, int, int], Any] | None,
 ) -> _Elimination:
     K = _kernel()
     m, n = model.m, model.n
-    vdt = np.int64 if exact else np.float64
+    vdt = np.float64 if mode == K.FLOAT else np.int64
     nnz = len(model.row_col)
     rs = model.row_ptr[:-1].copy()
     rl = np.diff(model.row_ptr).astype(np.int64)
@@ -281,6 +290,7 @@ def _eliminate(
     stamp = np.zeros(m, dtype=np.int64)
     stamp2 = np.zeros(m, dtype=np.int64)
     cstamp = np.zeros(n, dtype=np.int64)
+    share = np.zeros(n, dtype=np.int64)
     rmap = np.zeros((m, 2), dtype=np.int64)
     gseen = np.zeros(n_groups, dtype=np.int64)
     gseen2 = np.zeros(n_groups, dtype=np.int64)
@@ -325,21 +335,20 @@ def _eliminate(
             cs, cl, lp, chead, lg_row, lg_next,
             cnt, flags, model.own, model.cgrp, model.gsize, model.gptr, model.gcells,
             hist_p, hist_a,
-            ctr, stamp, stamp2, cstamp, rmap, gseen, gseen2,
+            ctr, stamp, stamp2, cstamp, share, rmap, gseen, gseen2,
             jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
             u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
             wr, wv, tmp,
-            exact, _TOL,
+            mode, _TOL,
         )  # fmt: skip
-        if ctr[K.C_OVER]:
-            break
+        mode = int(ctr[K.C_MODE])
         pos = hi
         spent = time.perf_counter() - started
         # about half a second per chunk between progress reports
         chunk = int(min(max(chunk * (0.5 / max(spent, 1e-3)), 64), 1 << 20))
         if progress is not None:
             progress("elimination", pos, total)
-    return _Elimination(decision, unsafe, ctr, exact)
+    return _Elimination(decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1)
 
 
 # --------------------------------------------------------------------------- the method
@@ -429,10 +438,8 @@ def _gauss_pattern(
     flags[live & has_rows] = K.LIVE
     flags[primary & has_rows] |= K.PRIM
     flags[attacker] |= K.ATT
-    exact = arithmetic == "exact"
-    res = _eliminate(model, order, kinds, flags, exact, progress)
-    if res.counters[K.C_OVER]:
-        res = _eliminate(model, order, kinds, flags, False, progress)
+    modes = {"exact": K.INTEGER, "modular": K.MODULAR, "float": K.FLOAT}
+    res = _eliminate(model, order, kinds, flags, modes[arithmetic], progress)
     t2 = time.perf_counter()
     dec = res.decision
     secondary = np.zeros(table.n_cells, dtype=bool)
@@ -455,7 +462,8 @@ def _gauss_pattern(
         "secondary_reveal": int(np.sum(dec == K.SECONDARY)),
         "secondary_singleton": int(np.sum(dec == K.SECONDARY_SINGLE)),
         "hidden": int(hidden.sum()),
-        "arithmetic": "exact" if res.exact else "float",
+        "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
+        "modular_from": res.modular_from,
         "work": int(ctr[K.C_WORK]),
         "timings": {"model": t1 - t0, "elimination": t2 - t1},
     }
@@ -497,8 +505,9 @@ class GaussSuppression(TableMethod):
         1,000,000-cell two-way table: 7 s of elimination, about a minute in all).
     max_rounds : int, default 5
         Rounds of audit, cheapest protecting cells and re-run of the elimination.
-    arithmetic : {"exact", "float"}, default "exact"
-        Integer elimination (falls back to floating point on overflow) or floating point.
+    arithmetic : {"exact", "modular", "float"}, default "exact"
+        Integer elimination, going on modulo the prime ``2**61 - 1`` when an entry reaches
+        ``2**31`` (see :mod:`.gauss`); modulo that prime from the start; or floating point.
     progress : callable, optional
         ``progress(stage, done, total)`` during the model, the elimination and the audit.
 
@@ -542,7 +551,9 @@ class GaussSuppression(TableMethod):
             Integer(minimum=1), help="rounds of audit and re-run with protecting cells"
         ),
         "arithmetic": Param(
-            Options("exact", "float"), help="exact integer elimination or floating point"
+            Options("exact", "modular", "float"),
+            help="exact integer elimination (modulo a 61-bit prime once entries grow), modulo "
+            "that prime from the start, or floating point",
         ),
         "progress": Param(None, Callable_(), help="progress(stage, done, total) callback"),
     }
@@ -767,8 +778,9 @@ def suppress_gauss(
         Tables with at most this many cells are audited by LP and repaired (0: never).
     max_rounds : int
         Rounds of audit, cheapest protecting cells and re-run of the elimination.
-    arithmetic : {"exact", "float"}
-        Integer elimination (falls back to floating point on overflow) or floating point.
+    arithmetic : {"exact", "modular", "float"}
+        Integer elimination (on modulo the prime ``2**61 - 1`` once an entry reaches
+        ``2**31``), modulo that prime from the start, or floating point.
     progress : callable, optional
         ``progress(stage, done, total)``.
 
