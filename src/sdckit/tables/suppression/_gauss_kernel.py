@@ -57,12 +57,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from sdckit.tables.suppression import _gauss_modular as fp
+from sdckit.tables.suppression._gauss_modular import (
+    ATT,
+    LIVE,
+    PRIM,
+    P,
+    _invmod,
+    _mulmod,
+    _rank_mod,
+    _residue,
+)
+
 __all__ = ["ATT", "FLOAT", "INTEGER", "LIVE", "MODULAR", "PRIM", "P", "run_chunk"]
 
-# column flags
-LIVE = 1  # held in the rows (an undecided candidate, a primary or a respondent's cell)
-PRIM = 2  # a primary that must not be computable
-ATT = 4  # an unpublished single-contributor inner cell: its respondent knows its value
+# column flags: LIVE, PRIM, ATT (from _gauss_modular)
 
 # counters (ctr)
 C_PTOP = 0  # end of the used row pool
@@ -78,7 +87,9 @@ C_WORK = 9  # work units (row entries merged)
 C_UNDO = 10  # tentative updates undone
 C_MODE = 11  # the arithmetic now: FLOAT, INTEGER or MODULAR
 C_MOD_FROM = 12  # 1 + the position from which the elimination went on modulo P (0: never)
-N_COUNTERS = 13
+C_FP_PAIRS = 13  # pairs of equal fingerprint keys checked exactly
+C_FP_SCANS = 14  # updates whose pairs were too many to list (checked by scanning)
+N_COUNTERS = 15
 
 # arithmetic (the ``exact`` argument of the functions below)
 FLOAT = 0  # float64 with a relative tolerance
@@ -93,55 +104,6 @@ SECONDARY_SINGLE = 4  # suppressed: a singleton rule (one respondent would compu
 FORCED_UNSAFE = 5  # a frozen cell published although it discloses a primary
 
 _LIMIT = 1 << 31
-P = (1 << 61) - 1
-_M31 = (1 << 31) - 1
-_M30 = (1 << 30) - 1
-
-
-@njit(cache=True, inline="always")
-def _mulmod(a, b):
-    """``a * b mod P`` for residues ``a, b`` in ``[0, P)``, in int64 without overflow.
-
-    With ``a = ah 2^31 + al`` and ``b = bh 2^31 + bl``: ``2^62 = 2`` and ``2^61 = 1`` mod P,
-    so ``a b = 2 ah bh + mid 2^31 + al bl`` with every partial sum below ``2^63``.  (The casts
-    let the floating-point kernel compile; it never calls this.)
-    """
-    a = np.int64(a)
-    b = np.int64(b)
-    ah = a >> 31
-    al = a & _M31
-    bh = b >> 31
-    bl = b & _M31
-    mid = ah * bl + al * bh  # < 2^62
-    lo = al * bl  # < 2^62
-    r = ((ah * bh) << 1) + (mid >> 30) + ((mid & _M30) << 31) + (lo & P) + (lo >> 61)
-    r = (r & P) + (r >> 61)
-    if r >= P:
-        r -= P
-    return r
-
-
-@njit(cache=True)
-def _invmod(a):
-    """The inverse of the non-zero residue ``a`` modulo P (``a ** (P - 2)``)."""
-    result = np.int64(1)
-    base = np.int64(a)
-    e = P - 2
-    while e > 0:
-        if e & 1:
-            result = _mulmod(result, base)
-        base = _mulmod(base, base)
-        e >>= 1
-    return result
-
-
-@njit(cache=True, inline="always")
-def _residue(v):
-    """The residue of the integer ``v`` modulo P, in ``[0, P)``."""
-    r = v % P
-    if r < 0:
-        r += P
-    return r
 
 
 @njit(cache=True, inline="always")
@@ -284,7 +246,8 @@ def _merge(
     ``cur - beta * prev``, the caller passing ``beta = b / a``).
 
     Updates the counts of the columns that row ``j`` gains or loses; the gained columns go to
-    ``fills``.  Returns (length, number of fills, overflow).
+    ``fills``.  Returns (length, number of fills, overflow, the divisor of the row: its gcd
+    in integers, else 1).
     """
     ia = 0
     ib = 0
@@ -335,6 +298,7 @@ def _merge(
             ia += 1
             ib += 1
     over = False
+    div = 1
     if n > 0 and exact != MODULAR:
         if exact:
             g = s_v[0] * 0
@@ -343,6 +307,7 @@ def _merge(
                 if g == 1:
                     break
             if g > 1:
+                div = g
                 for t in range(n):
                     s_v[t] = s_v[t] // g
             for t in range(n):
@@ -357,7 +322,7 @@ def _merge(
             if mx > 0.0:
                 for t in range(n):
                     s_v[t] = s_v[t] / mx
-    return n, nf, over
+    return n, nf, over, div
 
 
 @njit(cache=True)
@@ -378,7 +343,7 @@ def _chain(
     rs, rl, rcap, ralive, pc, pv, chead, lg_row, lg_next,
     flags, cnt, hist_p, hist_a, ctr,
     prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol,
-    ub_c, ub_v, u_off,
+    ub_c, ub_v, u_off, fa, fb, fg,
 ):  # fmt: skip
     """Eliminate the published column: drop the pivot row ``jr[0]`` and replace every other
     row ``jr[i]`` (values ``jv`` in the published column) by ``jv[0] * row_i - jv[i] * pivot``
@@ -392,8 +357,10 @@ def _chain(
     filled the pool with garbage: a compaction every few steps, half the time of a large
     table with singleton rules.)
 
-    The caller has flagged the published column dead and made room in the pools (and in
-    ``ub_c``: the old lengths of the rows).
+    Row ``jr[i]`` becomes ``(fa[i] * row - fb[i] * pivot) / fg[i]`` (written for the
+    fingerprints).  The caller has flagged the published column dead and made room in the
+    pools (and in ``ub_c``: the old lengths of the rows).  Returns the length of the pivot
+    row (its live columns and values are left in ``prv_c`` / ``prv_v``).
     """
     ptop = ctr[C_PTOP]
     ltop = ctr[C_LTOP]
@@ -421,7 +388,7 @@ def _chain(
         else:
             alpha = a
             beta = b
-        n, nf, over = _merge(
+        n, nf, over, div = _merge(
             j,
             cur_c,
             cur_v,
@@ -442,6 +409,9 @@ def _chain(
             tol,
         )
         ctr[C_WORK] += n_c + n_p
+        fa[i] = alpha
+        fb[i] = beta
+        fg[i] = div
         if over:
             ctr[C_OVER] = 1
         u_off[i] = -1
@@ -473,6 +443,7 @@ def _chain(
     ctr[C_PTOP] = ptop
     ctr[C_LTOP] = ltop
     ctr[C_STEPS] += 1
+    return n_p
 
 
 @njit(cache=True)
@@ -635,41 +606,6 @@ def _rank_of(
 
 
 @njit(cache=True)
-def _rank_mod(a):
-    """Rank modulo P of the residue matrix ``a`` (overwritten): fraction-free elimination,
-    ``row_r <- pivot * row_r - a_rq * row_pivot``."""
-    nr, nc = a.shape
-    rank = 0
-    for q in range(nc):
-        if rank >= nr:
-            break
-        piv = -1
-        for r in range(rank, nr):
-            if a[r, q] != 0:
-                piv = r
-                break
-        if piv < 0:
-            continue
-        if piv != rank:
-            for x in range(nc):
-                t = a[rank, x]
-                a[rank, x] = a[piv, x]
-                a[piv, x] = t
-        p0 = a[rank, q]
-        for r in range(rank + 1, nr):
-            f = a[r, q]
-            if f == 0:
-                continue
-            for x in range(q, nc):
-                v = _mulmod(p0, a[r, x]) - _mulmod(f, a[rank, x])
-                if v < 0:
-                    v += P
-                a[r, x] = v
-        rank += 1
-    return rank
-
-
-@njit(cache=True)
 def _group_members(g, gptr, gcells, flags, prim_only, out):
     n = 0
     for t in range(gptr[g], gptr[g + 1]):
@@ -823,7 +759,7 @@ def _check_changed(
     u_cols, n_u, forced,
     cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
     flags, cnt, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
-    ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol,
+    ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol, hashed,
 ):  # fmt: skip
     """The singleton rules on the columns ``u_cols[:n_u]``: the columns of the pivot row of a
     tentative update.
@@ -839,6 +775,9 @@ def _check_changed(
     cell, in the span of a respondent's cells, or a respondent's primaries dependent (the
     checks below start from each such column, in either role, and for a respondent with
     several cells re-check all of his cells).
+
+    With ``hashed`` the rule R1 for respondents with one cell (a primary proportional to his
+    cell) was checked by the fingerprints (``_gauss_modular``) and is skipped here.
 
     Returns the first violation (0: none; 1: a primary computable, 2: computable by one
     respondent, 3: a respondent's cells computable).  With ``forced`` the scan goes on and the
@@ -857,7 +796,7 @@ def _check_changed(
             nq = cnt[q]
             if nq == 0:
                 code = 1
-            elif hist_a[nq] > 0 or multi:
+            elif (hist_a[nq] > 0 and not hashed) or multi:
                 tag = _next_stamp(ctr)
                 n = _collect(
                     q,
@@ -877,7 +816,7 @@ def _check_changed(
                     wr,
                     wv,
                 )
-                if hist_a[nq] > 0:
+                if hist_a[nq] > 0 and not hashed:
                     r0 = _shortest(wr, n, rl)
                     for t in range(rs[r0], rs[r0] + rl[r0]):
                         s = pc[t]
@@ -940,7 +879,7 @@ def _check_changed(
         if (f & ATT) and (f & LIVE):
             g = cgrp[q]
             nq = cnt[q]
-            if gsize[g] == 1 and nq > 0 and hist_p[nq] > 0:
+            if gsize[g] == 1 and nq > 0 and hist_p[nq] > 0 and not hashed:
                 tag = _next_stamp(ctr)
                 n = _collect(
                     q,
@@ -1060,6 +999,19 @@ def _check_changed(
     return found
 
 
+@njit(cache=True)
+def _proportional_now(
+    a, b, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, ctr, wr, wv,
+    exact, tol,
+):  # fmt: skip
+    """Exactly: whether the live columns ``a`` and ``b`` are proportional now."""
+    if cnt[a] != cnt[b] or cnt[a] == 0:
+        return False
+    tag = _next_stamp(ctr)
+    n = _collect(a, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, wr, wv)
+    return _proportional(b, wr, wv, n, rs, rl, pc, pv, exact, tol)
+
+
 _SAMPLE = 16  # rows sampled for the shared-column counts of the pivot choice
 
 
@@ -1144,10 +1096,16 @@ def run_chunk(
     ctr, stamp, stamp2, cstamp, share, rmap, gseen, gseen2,
     jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
     u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
-    wr, wv, tmp,
+    wr, wv, tmp, fa, fb, fg,
+    hashed, w1, w2, h1, h2, keyof, tkey, tcol, tstat, nw1, nw2, ccol, nh1, nh2, nkey,
+    fp_members, out_a, out_b,
     exact, tol,
 ):  # fmt: skip
     """Decide the cells ``order[lo:hi]`` (``kinds``: 0 candidate, 1 frozen: always published).
+
+    With ``hashed`` (exact arithmetic, singleton rules on) the fingerprints of the tracked
+    columns (``w1 .. tstat``, see ``_gauss_modular``) are kept and rule R1 for one-cell
+    respondents is checked through them (``nw1 .. out_b`` are work space).
 
     ``exact`` is the arithmetic (FLOAT, INTEGER or MODULAR) at the start; when an integer
     entry reaches 2**31, every row is taken modulo P and the elimination goes on in MODULAR
@@ -1273,7 +1231,8 @@ def run_chunk(
             saved_ptop = ctr[C_PTOP]
             saved_garb = ctr[C_RGARB]
         _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
-        _chain(
+        integer_chain = exact == INTEGER  # the factors fa, fb, fg are integers
+        n_p = _chain(
             k,
             jr,
             jv,
@@ -1304,6 +1263,9 @@ def run_chunk(
             ub_c,
             ub_v,
             u_off,
+            fa,
+            fb,
+            fg,
         )
         if ctr[C_OVER]:
             # an entry reached 2**31 (exact in int64 still): on modulo P from here
@@ -1314,10 +1276,41 @@ def run_chunk(
             ctr[C_MOD_FROM] = pos + 1
             exact = MODULAR
         res = 0
-        if tentative:
+        n_fp = 0
+        use_fp = tentative and hashed
+        if use_fp:
+            # rule R1 for one-cell respondents by the fingerprints: pairs with equal keys
+            # after the update, each checked exactly on the rows
+            n_fp = fp.update_keys(
+                k, jr, n_p, prv_c, prv_v, fa, fb, fg, integer_chain, flags, cgrp, gsize,
+                w1, w2, h1, h2, nw1, nw2, ccol, nh1, nh2, nkey,
+            )  # fmt: skip
+            n_pairs = fp.matches(
+                n_fp, ccol, nkey, keyof, tkey, tcol, cstamp, _next_stamp(ctr), flags,
+                cgrp, gsize, own, fp_members, out_a, out_b,
+            )  # fmt: skip
+            if n_pairs < 0 or (forced and n_pairs > 0):
+                # more keys than listed, or a frozen cell (every violating primary is to be
+                # marked): the scans of _check_changed instead
+                use_fp = False
+                ctr[C_FP_SCANS] += 1
+            else:
+                ctr[C_FP_PAIRS] += n_pairs
+                for i in range(n_pairs):
+                    if _proportional_now(
+                        out_a[i], out_b[i], cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs,
+                        rl, pc, pv, stamp2, ctr, wr, wv, exact, tol,
+                    ):  # fmt: skip
+                        res = 2
+                        break
+                    # not proportional: fingerprints that collide (probability ~2 / P)
+                    use_fp = False
+                    ctr[C_FP_SCANS] += 1
+                    break
+        if tentative and (res == 0 or forced):
             # only the pivot row's columns can enter a new linear relation (see
             # _check_changed); u_cols[:n_piv] are they (the pivot row was scanned first)
-            res = _check_changed(
+            res2 = _check_changed(
                 u_cols,
                 n_piv,
                 forced,
@@ -1354,7 +1347,11 @@ def run_chunk(
                 unsafe,
                 exact,
                 tol,
+                use_fp,
             )
+            if res2:
+                res = res2
+        if tentative:
             if res and not forced:
                 for i in range(k):
                     j = jr[i]
@@ -1379,6 +1376,11 @@ def run_chunk(
                     _set_flags(c, saved_flags_c, cnt, flags, hist_p, hist_a, ctr)
                 decision[pos] = SECONDARY if res == 1 else SECONDARY_SINGLE
                 continue
+            if hashed:
+                fp.commit(
+                    n_fp, ccol, nh1, nh2, nkey, k, jr, nw1, nw2, integer_chain, h1, h2,
+                    keyof, w1, w2, tkey, tcol, tstat, flags, cgrp, gsize,
+                )  # fmt: skip
             # respondents' cells whose column became zero are computable: no private knowledge
             for i in range(n_u):
                 col = u_cols[i]

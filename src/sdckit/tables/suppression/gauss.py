@@ -115,6 +115,13 @@ from sdckit.tables.table import CellStatus, Table
 __all__ = ["GaussSuppression", "suppress_gauss"]
 
 
+def _fingerprints() -> Any:
+    """The fingerprint module of the kernel (numba), imported on first use."""
+    import sdckit.tables.suppression._gauss_modular as fingerprints
+
+    return fingerprints
+
+
 def _kernel() -> Any:
     """The numba kernel module, imported on first use (numba adds a tenth of a second to
     ``import sdckit.tables``)."""
@@ -317,6 +324,38 @@ def _eliminate(
     wr = np.zeros(m, dtype=np.int64)
     wv = np.zeros(m, dtype=vdt)
     tmp = np.zeros(2 * gmax + 4, dtype=np.int64)
+    fa = np.zeros(m, dtype=vdt)
+    fb = np.zeros(m, dtype=vdt)
+    fg = np.zeros(m, dtype=vdt)
+    # fingerprints of the primaries and one-cell respondents' cells (rule R1 by hashing)
+    fp = _fingerprints()
+    hashed = mode != K.FLOAT and ctr[K.C_NATT] > 0
+    n_fp = n if hashed else 1
+    m_fp = m if hashed else 1
+    rng = np.random.default_rng(0x5DC)  # fixed: the weights change no decision, only work
+    w1 = rng.integers(1, fp.P, size=m_fp, dtype=np.int64)
+    w2 = rng.integers(1, fp.P, size=m_fp, dtype=np.int64)
+    h1 = np.zeros(n_fp, dtype=np.int64)
+    h2 = np.zeros(n_fp, dtype=np.int64)
+    keyof = np.zeros(n_fp, dtype=np.int64)
+    size = fp.table_size(int(np.sum((flags & (K.PRIM | K.ATT)) > 0)) if hashed else 0)
+    tkey = np.zeros(size, dtype=np.int64)
+    tcol = np.zeros(size, dtype=np.int64)
+    tstat = np.zeros(2, dtype=np.int64)
+    nw1 = np.zeros(m_fp, dtype=np.int64)
+    nw2 = np.zeros(m_fp, dtype=np.int64)
+    ccol = np.zeros(n_fp, dtype=np.int64)
+    nh1 = np.zeros(n_fp, dtype=np.int64)
+    nh2 = np.zeros(n_fp, dtype=np.int64)
+    nkey = np.zeros(n_fp, dtype=np.int64)
+    fp_members = np.zeros(n_fp, dtype=np.int64)
+    out_a = np.zeros(1 << 16, dtype=np.int64)
+    out_b = np.zeros(1 << 16, dtype=np.int64)
+    if hashed:
+        fp.init(
+            model.col_ptr, model.col_row, flags, model.cgrp, model.gsize, w1, w2, h1, h2, keyof,
+            tkey, tcol, tstat,
+        )  # fmt: skip
     decision = np.zeros(len(order), dtype=np.int8)
     unsafe = np.zeros(n, dtype=np.int8)
     total = len(order)
@@ -338,7 +377,9 @@ def _eliminate(
             ctr, stamp, stamp2, cstamp, share, rmap, gseen, gseen2,
             jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
             u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
-            wr, wv, tmp,
+            wr, wv, tmp, fa, fb, fg,
+            hashed, w1, w2, h1, h2, keyof, tkey, tcol, tstat, nw1, nw2, ccol, nh1, nh2, nkey,
+            fp_members, out_a, out_b,
             mode, _TOL,
         )  # fmt: skip
         mode = int(ctr[K.C_MODE])
@@ -465,6 +506,8 @@ def _gauss_pattern(
         "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
         "modular_from": res.modular_from,
         "work": int(ctr[K.C_WORK]),
+        "fingerprint_pairs": int(ctr[K.C_FP_PAIRS]),
+        "fingerprint_scans": int(ctr[K.C_FP_SCANS]),
         "timings": {"model": t1 - t0, "elimination": t2 - t1},
     }
     if ctr[K.C_BROKEN]:
