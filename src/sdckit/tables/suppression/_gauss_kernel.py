@@ -57,7 +57,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from sdckit.tables.suppression import _gauss_modular as fp
+import sdckit.tables.suppression._gauss_modular as fp
 from sdckit.tables.suppression._gauss_modular import (
     ATT,
     LIVE,
@@ -76,7 +76,7 @@ __all__ = ["ATT", "FLOAT", "INTEGER", "LIVE", "MODULAR", "PRIM", "P", "run_chunk
 # counters (ctr)
 C_PTOP = 0  # end of the used row pool
 C_LTOP = 1  # end of the used link log
-C_OVER = 2  # an integer entry reached the limit: restart in floating point
+C_OVER = 2  # an integer entry reached the limit: go on modulo P
 C_STAMP = 3  # stamp counter
 C_STEPS = 4  # cells published with an update of the moves
 C_RGARB = 5  # garbage in the row pool
@@ -87,8 +87,8 @@ C_WORK = 9  # work units (row entries merged)
 C_UNDO = 10  # tentative updates undone
 C_MODE = 11  # the arithmetic now: FLOAT, INTEGER or MODULAR
 C_MOD_FROM = 12  # 1 + the position from which the elimination went on modulo P (0: never)
-C_FP_PAIRS = 13  # pairs of equal fingerprint keys checked exactly
-C_FP_SCANS = 14  # updates whose pairs were too many to list (checked by scanning)
+C_FP_PAIRS = 13  # pairs with equal fingerprint keys checked exactly
+C_FP_SCANS = 14  # updates checked by scanning instead (too many keys, a frozen cell, a collision)
 N_COUNTERS = 15
 
 # arithmetic (the ``exact`` argument of the functions below)

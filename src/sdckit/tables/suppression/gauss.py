@@ -55,7 +55,11 @@ knowledge exactly when ``b``'s current column lies in the span of the current co
 ``g``'s cells (for one cell: is proportional to it).  While any respondent's cell is
 undecided the update is tentative: it is done, the changed columns are checked (for a
 respondent with several cells, against all of his cells, changed or not) and undone when a
-rule fails.  This is at least as strong as GaussSuppression's defaults (``anySum`` for
+rule fails.  For a respondent with one cell, R1 is found through column fingerprints (two
+random linear functionals of every primary's and respondent's column modulo P, updated from
+the pivot row alone; equal keys mark proportional columns, and one pair per key is checked
+exactly on the rows, see ``_gauss_modular``), so the check costs the length of the pivot row
+instead of its square.  This is at least as strong as GaussSuppression's defaults (``anySum`` for
 frequency tables, ``numttHTT`` for magnitude tables): a respondent's own cells combined with
 the published cells never reveal another primary, whatever the order of the elimination.
 The tentative updates and the rank tests cost time on tables with many single-contributor
