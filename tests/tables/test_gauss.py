@@ -501,6 +501,76 @@ def test_exact_elimination_goes_on_modulo_the_prime_when_integers_grow(
         assert len(pairs) > 0
 
 
+def _colliding_weights(kind: str):
+    """Fingerprint weights that make unequal columns share keys: ``equal`` (the two weight
+    sets the same: every key is 1), ``small`` (weights 1 or 2: many keys shared)."""
+
+    def weights(m: int, prime: int) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(3)
+        w1 = rng.integers(1, 3, size=m, dtype=np.int64)
+        w2 = w1.copy() if kind == "equal" else rng.integers(1, 3, size=m, dtype=np.int64)
+        return w1, w2
+
+    return weights
+
+
+def _results_by_path(monkeypatch: pytest.MonkeyPatch, table: Table, arithmetic: str) -> dict:
+    """The elimination's result by the row scans, by the fingerprints with their random
+    weights, and by the fingerprints with the colliding weights."""
+    import sdckit.tables.suppression.gauss as gauss_module
+
+    method = GaussSuppression(repair_limit=0, arithmetic=arithmetic)
+    out = {"random": method.apply(table)}
+    with monkeypatch.context() as m:
+        m.setattr(gauss_module, "_FINGERPRINTS", False)
+        out["scans"] = method.apply(table)
+    for kind in ("equal", "small"):
+        with monkeypatch.context() as m:
+            m.setattr(gauss_module, "_fingerprint_weights", _colliding_weights(kind))
+            out[kind] = method.apply(table)
+    return out
+
+
+@pytest.mark.parametrize("arithmetic", ["exact", "modular"])
+def test_fingerprint_collisions_fall_back_to_the_scans(
+    monkeypatch: pytest.MonkeyPatch, arithmetic: str
+) -> None:
+    """Rule R1 by fingerprints gives the decisions of scanning the rows, also when the keys
+    of unequal columns collide (weights chosen to collide): every collision is checked on
+    the rows and the step falls back to the scans.  On a five-dimensional table with
+    one-cell respondents; the pattern is checked exactly modulo another prime."""
+    out = _results_by_path(monkeypatch, skewed_table(500, 146), arithmetic)
+    ref = out["scans"]
+    assert ref.details["fingerprint_pairs"] == 0 and ref.details["fingerprint_scans"] == 0
+    assert ref.details["secondary_singleton"] > 0
+    for kind in ("random", "equal", "small"):
+        assert np.array_equal(out[kind].table.status, ref.table.status), kind
+        assert out[kind].details["secondary_singleton"] == ref.details["secondary_singleton"]
+    # random weights: pairs found and no collision; colliding weights: many fallbacks
+    assert out["random"].details["fingerprint_pairs"] > 0
+    assert out["random"].details["fingerprint_scans"] == 0
+    assert out["equal"].details["fingerprint_scans"] > 10
+    assert out["small"].details["fingerprint_scans"] > 10
+    computable, pairs = exact_reveals(out["equal"].table)
+    assert computable == [] and pairs == []
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(hierarchical_tables(dims=(2, 3, 4)))
+def test_fingerprint_paths_agree_on_random_tables(
+    monkeypatch: pytest.MonkeyPatch, table: Table
+) -> None:
+    out = _results_by_path(monkeypatch, table, "exact")
+    ref = out["scans"].table
+    for kind in ("random", "equal", "small"):
+        assert np.array_equal(out[kind].table.status, ref.status), kind
+    assert computable_primaries(ref) == [] and singleton_reveals(ref) == []
+
+
 def test_the_a4_trap_is_protected() -> None:
     """sdcTable's 4 x 4 table where two suppressions in every line are not enough."""
     from sdckit.tables.examples import A4_PRIMARIES

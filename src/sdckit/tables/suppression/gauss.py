@@ -143,6 +143,22 @@ _TOL = 1e-9
 #: sub-table without an audit of its own (on the 1,000,000-cell benchmark table that audit
 #: took 178 s, the completion and its repair about a minute).
 _AUDIT_FIRST_UP_TO = 200_000
+#: Rule R1 for one-cell respondents by column fingerprints (exact and modular arithmetic);
+#: ``False`` scans the rows instead, as in floating point (the tests compare both paths).
+_FINGERPRINTS = True
+
+
+def _fingerprint_weights(m: int, prime: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two sets of random row weights of the fingerprints, residues in ``[1, prime)``.
+
+    Seeded with a constant: the weights change no decision, only the work (a collision of
+    two keys is checked exactly and then falls back to scanning the rows).  The tests
+    replace this function by weights that collide on purpose.
+    """
+    rng = np.random.default_rng(0x5DC)
+    w1 = rng.integers(1, prime, size=m, dtype=np.int64)
+    w2 = rng.integers(1, prime, size=m, dtype=np.int64)
+    return w1, w2
 
 
 # --------------------------------------------------------------------------- the model
@@ -333,12 +349,10 @@ def _eliminate(
     fg = np.zeros(m, dtype=vdt)
     # fingerprints of the primaries and one-cell respondents' cells (rule R1 by hashing)
     fp = _fingerprints()
-    hashed = mode != K.FLOAT and ctr[K.C_NATT] > 0
+    hashed = _FINGERPRINTS and mode != K.FLOAT and ctr[K.C_NATT] > 0
     n_fp = n if hashed else 1
     m_fp = m if hashed else 1
-    rng = np.random.default_rng(0x5DC)  # fixed: the weights change no decision, only work
-    w1 = rng.integers(1, fp.P, size=m_fp, dtype=np.int64)
-    w2 = rng.integers(1, fp.P, size=m_fp, dtype=np.int64)
+    w1, w2 = _fingerprint_weights(m_fp, fp.P)
     h1 = np.zeros(n_fp, dtype=np.int64)
     h2 = np.zeros(n_fp, dtype=np.int64)
     keyof = np.zeros(n_fp, dtype=np.int64)
