@@ -35,8 +35,9 @@ margin ``trygd`` = 189 is larger than ``annet`` = 72, so its ``tie`` is larger) 
 ``X' X (|cost| + 1)``), so its default pattern is R's; a user ``cost`` array equal to R's
 ordering key gives it too.
 
-Two more golden values are tested: the vignette "Small count frequency table suppression"
-(its Table 1, at the end of this module) and the four tables of the R test
+More golden values are tested: the vignette "Small count frequency table suppression"
+(its Tables 1, 2, 4 and 7, at the end of this module; not Table 5, whose zero is a secondary,
+nor Table 3, a model formula that is not a cross table) and the four tables of the R test
 "SuppressLinkedTables" on the public test data ``d53`` (``test_gauss_golden_linked.py``).
 
 The other expectations of the R tests were looked at and are not used here: the z3 sums of row
@@ -55,6 +56,7 @@ import numpy as np
 
 from sdckit.tables import (
     GaussSuppression,
+    Hierarchy,
     MinFrequency,
     Table,
     ZeroCells,
@@ -267,3 +269,78 @@ def test_vignette_table_1_is_r_golden() -> None:
     res = GaussSuppression().apply(t)
     assert pattern(res.table) == expected
     assert res.protected and audit(res.table).ok
+
+
+# The same vignette with the geography's hierarchy (``dimVar = c("age", "geo", "eu")``: EU over
+# Portugal and Spain, nonEU over Iceland).  R prints 18 rows, age slowest (Total, old, young),
+# geo as Total, EU, nonEU, Iceland, Portugal, Spain; the suppressed rows as printed on CRAN
+# (version 1.0.0 of the vignette), with R's defaults (``protectZeros = TRUE``, the singleton
+# method anySum, whose singletons here are the zero inner cells):
+#
+# * Table 2, ``maxN = 2`` on dataset_a: rows 8-11 and 14-17 suppressed;
+# * Table 4, ``maxN = 4, protectZeros = FALSE`` on dataset_a: rows 5, 6, 8-11, 14-16, 18;
+# * Table 7, ``maxN = 2`` on dataset_b (the year 2015: young Iceland is 0 as well): rows 8-12
+#   and 14-18; the vignette: with ``singletonMethod = "none"`` rows 12 and 18 (the Spain cells
+#   of old and young) would be published.
+#
+# (Table 5, ``secondaryZeros = TRUE``, suppresses the zero as a secondary; sdckit never
+# suppresses an empty cell as a secondary, so it is not compared.)
+EXAMPLE1_2015 = {**EXAMPLE1_2014, ("young", "Iceland"): 0}
+EU_GEO = Hierarchy.from_dict(
+    {"Total": ["EU", "nonEU"], "EU": ["Portugal", "Spain"], "nonEU": ["Iceland"]}
+)
+EU_ROWS = list(
+    itertools.product(
+        ["Total", "old", "young"], ["Total", "EU", "nonEU", "Iceland", "Portugal", "Spain"]
+    )
+)
+
+
+def _eu_table(counts: dict[tuple[str, str], int], rules: list) -> Table:
+    age = Hierarchy.flat(["old", "young"])
+    full = np.zeros((age.size, EU_GEO.size))
+    for (a, g), v in counts.items():
+        full[age.index[a], EU_GEO.index[g]] = v
+    for d, h in enumerate((age, EU_GEO)):
+        for p in sorted(h.internal.tolist(), key=lambda p: -h.depth[p]):
+            moved = np.moveaxis(full, d, 0)
+            moved[p] = sum(moved[c] for c in h.children[p])
+    t = Table.from_array(
+        full, {"age": age, "geo": EU_GEO}, n_contributors=full.astype(int), kind="count"
+    )
+    return apply_rules(t, rules)
+
+
+def _rows(t: Table, mask: np.ndarray) -> list[int]:
+    return [k + 1 for k, (a, g) in enumerate(EU_ROWS) if mask[t.cell(age=a, geo=g)]]
+
+
+def test_vignette_tables_2_and_4_are_r_golden() -> None:
+    # Table 2: maxN = 2 with the zeros primary; R's primaries are rows 15, 16, 17
+    t2 = _eu_table(EXAMPLE1_2014, [MinFrequency(threshold=3), ZeroCells(disclosing_only=False)])
+    assert _rows(t2, t2.primary) == [15, 16, 17]
+    plain = GaussSuppression(repair_limit=0).apply(t2)
+    assert _rows(plain.table, plain.table.suppressed) == [8, 9, 10, 11, 14, 15, 16, 17]
+    assert audit(plain.table, intervals="check").disclosed.size == 0
+    # Table 4: maxN = 4, the zero not primary (and never suppressed)
+    t4 = _eu_table(EXAMPLE1_2014, [MinFrequency(threshold=5)])
+    assert _rows(t4, t4.primary) == [5, 9, 10, 11, 15, 16]
+    for method in (GaussSuppression(repair_limit=0), GaussSuppression()):
+        res = method.apply(t4)
+        assert _rows(res.table, res.table.suppressed) == [5, 6, 8, 9, 10, 11, 14, 15, 16, 18]
+    assert res.protected
+
+
+def test_vignette_table_7_zero_totals_and_the_sum_of_zeros() -> None:
+    """dataset_b: young nonEU is a zero total over the zero young Iceland.  Both zeros are
+    primary (R's rows 15 and 16) with young Portugal (17).  Without more, publishing the
+    Spain cells gives young Portugal + young nonEU = 0, so both are 0 (cells are non-negative):
+    R's anySum suppresses rows 12 and 18 for that; sdckit's elimination alone does not (R's
+    "none"), and its audit with the non-negative bounds finds it and the repair adds them."""
+    t = _eu_table(EXAMPLE1_2015, [MinFrequency(threshold=3), ZeroCells(disclosing_only=False)])
+    assert _rows(t, t.primary) == [15, 16, 17]
+    plain = GaussSuppression(repair_limit=0).apply(t)
+    assert _rows(plain.table, plain.table.suppressed) == [8, 9, 10, 11, 14, 15, 16, 17]
+    res = GaussSuppression().apply(t)
+    assert _rows(res.table, res.table.suppressed) == [8, 9, 10, 11, 12, 14, 15, 16, 17, 18]
+    assert res.protected and audit(res.table, intervals="check").ok

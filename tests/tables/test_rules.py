@@ -98,6 +98,22 @@ def test_zero_cells_that_disclose() -> None:
     assert every.sum() == 5
 
 
+def test_every_zero_cell_includes_zero_totals() -> None:
+    """A zero total is the sum of zero cells and discloses them: with
+    ``disclosing_only=False`` it is unsafe as well (else the zeros below it could not be
+    protected: the total would be published)."""
+    inner = np.array([[0.0, 3.0], [0.0, 4.0]])  # column a all zero: its total is zero
+    full = np.zeros((3, 3))
+    full[1:, 1:] = inner
+    full[0, 1:] = inner.sum(0)
+    full[1:, 0] = inner.sum(1)
+    full[0, 0] = inner.sum()
+    t = Table.from_array(full, {"r": ["x", "y"], "c": ["a", "b"]}, kind="magnitude")
+    every = ZeroCells(disclosing_only=False).evaluate(t).unsafe
+    assert every.sum() == 3
+    assert every[[t.cell(r="x", c="a"), t.cell(r="y", c="a"), t.cell(r="Total", c="a")]].all()
+
+
 def test_marked_and_combined_rules() -> None:
     marked = MarkedCells(cells=[{"x": "c1"}], upper=3, lower=2, sliding=4)
     res = evaluate_rules(TABLE, [PPercent(p=10), marked])

@@ -393,7 +393,8 @@ class ZeroCells(SensitivityRule):
     With ``disclosing_only=True`` (default) the zero parts of a relation whose total is
     positive and whose other parts are all zero but one are unsafe (the one non-zero part equals
     the total: everyone in that group shares one category).  With ``disclosing_only=False``
-    every zero cell is unsafe (sdcTable's ``allowZeros``).
+    every zero cell is unsafe, totals included (a zero total discloses its zero parts), as
+    with GaussSuppression's ``protectZeros = TRUE``.
 
     Parameters
     ----------
@@ -423,7 +424,8 @@ class ZeroCells(SensitivityRule):
         level = float(self.level)
         zero = table.values == 0
         if not self.disclosing_only:
-            return _outcome(zero & ~table.is_total, np.full(table.n_cells, level), 0.0)
+            # a zero total is a sum of zero cells: it discloses them, so it is unsafe too
+            return _outcome(zero, np.full(table.n_cells, level), 0.0)
         m = table.constraint_matrix.tocoo()
         parts = m.data < 0
         rows, cols = m.row[parts], m.col[parts]
