@@ -394,6 +394,22 @@ def test_exact_and_modular_arithmetic_agree(table: Table) -> None:
     assert computable_primaries(b.table) == [] and singleton_reveals(b.table) == []
 
 
+@SETTINGS
+@given(hierarchical_tables(dims=(2, 3, 4)))
+def test_secondary_zeros_protect_every_primary(table: Table) -> None:
+    """With empty cells as the last candidates, no primary is computable (rank test with the
+    suppressed empty inner cells as unknowns, published ones as known zeros), not even by a
+    respondent; only empty cells are added to the candidates."""
+    res = GaussSuppression(repair_limit=0, secondary_zeros=True).apply(table)
+    out = res.table
+    assert computable_primaries(out) == [] and singleton_reveals(out) == []
+    empty = table.status == CellStatus.EMPTY
+    zeros = out.suppressed & empty & ~table.primary
+    assert res.details["secondary_zeros"] == int(zeros.sum())
+    assert np.all(out.status[zeros] == CellStatus.SECONDARY)
+    assert np.all(out.status[~out.suppressed & empty] == CellStatus.EMPTY)
+
+
 def skewed_table(records: int, seed: int = 146) -> Table:
     """A five-dimensional business table: a geography of three levels (2 regions, 2
     districts each, 3 municipalities each) and four flat variables of 4, 2, 8 and 4 codes,

@@ -36,8 +36,8 @@ margin ``trygd`` = 189 is larger than ``annet`` = 72, so its ``tie`` is larger) 
 ordering key gives it too.
 
 More golden values are tested: the vignette "Small count frequency table suppression"
-(its Tables 1, 2, 4 and 7, at the end of this module; not Table 5, whose zero is a secondary,
-nor Table 3, a model formula that is not a cross table) and the four tables of the R test
+(its Tables 1, 2, 4, 5 and 7, at the end of this module; not Tables 3 and 8, model formulas
+that are not cross tables) and the four tables of the R test
 "SuppressLinkedTables" on the public test data ``d53`` (``test_gauss_golden_linked.py``).
 
 The other expectations of the R tests were looked at and are not used here: the z3 sums of row
@@ -64,6 +64,7 @@ from sdckit.tables import (
     audit,
 )
 from sdckit.tables.examples import with_margins
+from sdckit.tables.table import CellStatus
 
 # SSBtoolsData("z1") (SSBtools, data/z1.RData: region, hovedint, ant), read with the Python
 # package ``rdata`` outside sdckit's environment and written here as a literal.
@@ -279,12 +280,11 @@ def test_vignette_table_1_is_r_golden() -> None:
 #
 # * Table 2, ``maxN = 2`` on dataset_a: rows 8-11 and 14-17 suppressed;
 # * Table 4, ``maxN = 4, protectZeros = FALSE`` on dataset_a: rows 5, 6, 8-11, 14-16, 18;
+# * Table 5, ``maxN = 3, protectZeros = FALSE, secondaryZeros = TRUE`` on dataset_a: rows 8-11
+#   and 14-17 (the zero young Portugal, row 17, a secondary);
 # * Table 7, ``maxN = 2`` on dataset_b (the year 2015: young Iceland is 0 as well): rows 8-12
 #   and 14-18; the vignette: with ``singletonMethod = "none"`` rows 12 and 18 (the Spain cells
 #   of old and young) would be published.
-#
-# (Table 5, ``secondaryZeros = TRUE``, suppresses the zero as a secondary; sdckit never
-# suppresses an empty cell as a secondary, so it is not compared.)
 EXAMPLE1_2015 = {**EXAMPLE1_2014, ("young", "Iceland"): 0}
 EU_GEO = Hierarchy.from_dict(
     {"Total": ["EU", "nonEU"], "EU": ["Portugal", "Spain"], "nonEU": ["Iceland"]}
@@ -343,4 +343,22 @@ def test_vignette_table_7_zero_totals_and_the_sum_of_zeros() -> None:
     assert _rows(plain.table, plain.table.suppressed) == [8, 9, 10, 11, 14, 15, 16, 17]
     res = GaussSuppression().apply(t)
     assert _rows(res.table, res.table.suppressed) == [8, 9, 10, 11, 12, 14, 15, 16, 17, 18]
+    assert res.protected and audit(res.table, intervals="check").ok
+
+
+def test_vignette_table_5_a_zero_as_secondary() -> None:
+    """``secondary_zeros=True``: the empty cells are the last candidates, so the zero young
+    Portugal is suppressed where R suppresses it; by default it is never suppressed and the
+    Spain cells are (rows 12 and 18 instead of 11 and 17)."""
+    t = _eu_table(EXAMPLE1_2014, [MinFrequency(threshold=4)])
+    assert _rows(t, t.primary) == [9, 10, 15, 16]
+    zeros = GaussSuppression(repair_limit=0, secondary_zeros=True).apply(t)
+    assert _rows(zeros.table, zeros.table.suppressed) == [8, 9, 10, 11, 14, 15, 16, 17]
+    assert zeros.details["secondary_zeros"] == 1
+    assert zeros.table.status[zeros.table.cell(age="young", geo="Portugal")] == CellStatus.SECONDARY
+    assert audit(zeros.table, intervals="check").disclosed.size == 0
+    plain = GaussSuppression(repair_limit=0).apply(t)
+    assert _rows(plain.table, plain.table.suppressed) == [8, 9, 10, 12, 14, 15, 16, 18]
+    assert plain.details["secondary_zeros"] == 0
+    res = GaussSuppression(secondary_zeros=True).apply(t)
     assert res.protected and audit(res.table, intervals="check").ok

@@ -467,6 +467,7 @@ def _gauss_pattern(
     frozen: np.ndarray,
     arithmetic: str,
     progress: Callable[[str, int, int], Any] | None,
+    secondary_zeros: bool = False,
 ) -> tuple[Table, dict[str, Any], np.ndarray, np.ndarray]:
     """One run of the elimination; returns the table, figures, and the unsafe primaries."""
     K = _kernel()
@@ -475,9 +476,12 @@ def _gauss_pattern(
     primary = status == CellStatus.PRIMARY
     empty = status == CellStatus.EMPTY
     inner = ~table.is_total
-    rows_mask = inner & ~empty
-    candidate = (status == CellStatus.SAFE) & ~forced & ~hidden & ~frozen
-    publish_first = (frozen | (status == CellStatus.PROTECTED) | empty) & ~primary
+    # with secondary_zeros the empty cells are candidates (last: their cost is 0), and the
+    # empty inner cells rows of the model (unknowns once a zero is suppressed)
+    zero_candidate = (empty & ~forced & ~hidden & ~frozen) if secondary_zeros else empty & False
+    rows_mask = inner & (~empty | zero_candidate)
+    candidate = ((status == CellStatus.SAFE) | zero_candidate) & ~forced & ~hidden & ~frozen
+    publish_first = (frozen | (status == CellStatus.PROTECTED) | empty) & ~primary & ~candidate
     groups = _groups(table, rows_mask, singletons, contributors)
     attacker = groups >= 0
     live = primary | candidate | publish_first | attacker
@@ -504,6 +508,7 @@ def _gauss_pattern(
     secondary = np.zeros(table.n_cells, dtype=bool)
     secondary[order[(dec == K.SECONDARY) | (dec == K.SECONDARY_SINGLE)]] = True
     secondary |= (forced | hidden) & ~primary & ~empty & (status != CellStatus.PROTECTED)
+    zeros_suppressed = int(np.sum(secondary & empty))
     new_status = status.copy()
     new_status[secondary & (status != CellStatus.SECONDARY)] = CellStatus.SECONDARY
     new_status[frozen & ~primary] = CellStatus.PROTECTED
@@ -521,6 +526,7 @@ def _gauss_pattern(
         "secondary_reveal": int(np.sum(dec == K.SECONDARY)),
         "secondary_singleton": int(np.sum(dec == K.SECONDARY_SINGLE)),
         "hidden": int(hidden.sum()),
+        "secondary_zeros": zeros_suppressed,
         "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
         "modular_from": res.modular_from,
         "work": int(ctr[K.C_WORK]),
@@ -569,6 +575,10 @@ class GaussSuppression(TableMethod):
     arithmetic : {"exact", "modular", "float"}, default "exact"
         Integer elimination, going on modulo the prime ``2**61 - 1`` when an entry reaches
         ``2**31`` (see :mod:`.gauss`); modulo that prime from the start; or floating point.
+    secondary_zeros : bool, default False
+        Empty (zero) cells may be suppressed as secondaries; they are the last candidates
+        (cost 0), as with GaussSuppression's ``secondaryZeros = TRUE``.  By default an empty
+        cell is always published.  ``details["secondary_zeros"]`` counts those suppressed.
     progress : callable, optional
         ``progress(stage, done, total)`` during the model, the elimination and the audit.
 
@@ -616,6 +626,11 @@ class GaussSuppression(TableMethod):
             help="exact integer elimination (modulo a 61-bit prime once entries grow), modulo "
             "that prime from the start, or floating point",
         ),
+        "secondary_zeros": Param(
+            Boolean(),
+            help="empty (zero) cells may be suppressed as secondaries, taken last "
+            "(GaussSuppression's secondaryZeros); otherwise they are always published",
+        ),
         "progress": Param(None, Callable_(), help="progress(stage, done, total) callback"),
     }
 
@@ -631,6 +646,7 @@ class GaussSuppression(TableMethod):
         repair_limit: int = 2_000_000,
         max_rounds: int = 5,
         arithmetic: str = "exact",
+        secondary_zeros: bool = False,
         progress: Callable[[str, int, int], Any] | None = None,
     ) -> None:
         self.cost = cost
@@ -642,6 +658,7 @@ class GaussSuppression(TableMethod):
         self.repair_limit = repair_limit
         self.max_rounds = max_rounds
         self.arithmetic = arithmetic
+        self.secondary_zeros = secondary_zeros
         self.progress = progress
 
     def apply(self, table: Table) -> SuppressionResult:
@@ -685,6 +702,7 @@ class GaussSuppression(TableMethod):
             "frozen": frozen,
             "arithmetic": self.arithmetic,
             "progress": progress,
+            "secondary_zeros": self.secondary_zeros,
         }
         out, details, unsafe_exact, unsafe_single = _gauss_pattern(
             table, w, forced=forced, **kwargs
@@ -816,6 +834,7 @@ def suppress_gauss(
     repair_limit: int = 2_000_000,
     max_rounds: int = 5,
     arithmetic: str = "exact",
+    secondary_zeros: bool = False,
     progress: Callable[[str, int, int], Any] | None = None,
 ) -> SuppressionResult:
     """Secondary suppression by Gaussian elimination (Langsrud's method).
@@ -842,6 +861,8 @@ def suppress_gauss(
     arithmetic : {"exact", "modular", "float"}
         Integer elimination (on modulo the prime ``2**61 - 1`` once an entry reaches
         ``2**31``), modulo that prime from the start, or floating point.
+    secondary_zeros : bool
+        Empty cells may be suppressed as secondaries (taken last); otherwise never.
     progress : callable, optional
         ``progress(stage, done, total)``.
 
@@ -864,5 +885,6 @@ def suppress_gauss(
         repair_limit=repair_limit,
         max_rounds=max_rounds,
         arithmetic=arithmetic,
+        secondary_zeros=secondary_zeros,
         progress=progress,
     ).apply(table)
