@@ -478,7 +478,7 @@ def _gauss_pattern(
     inner = ~table.is_total
     # with secondary_zeros the empty cells are candidates (last: their cost is 0), and the
     # empty inner cells rows of the model (unknowns once a zero is suppressed)
-    zero_candidate = (empty & ~forced & ~hidden & ~frozen) if secondary_zeros else empty & False
+    zero_candidate = empty & ~forced & ~hidden & ~frozen & secondary_zeros
     rows_mask = inner & (~empty | zero_candidate)
     candidate = ((status == CellStatus.SAFE) | zero_candidate) & ~forced & ~hidden & ~frozen
     publish_first = (frozen | (status == CellStatus.PROTECTED) | empty) & ~primary & ~candidate
