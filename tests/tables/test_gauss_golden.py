@@ -53,6 +53,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import polars as pl
 
 from sdckit.tables import (
     GaussSuppression,
@@ -297,18 +298,14 @@ EU_ROWS = list(
 
 
 def _eu_table(counts: dict[tuple[str, str], int], rules: list) -> Table:
-    age = Hierarchy.flat(["old", "young"])
-    full = np.zeros((age.size, EU_GEO.size))
-    for (a, g), v in counts.items():
-        full[age.index[a], EU_GEO.index[g]] = v
-    for d, h in enumerate((age, EU_GEO)):
-        for p in sorted(h.internal.tolist(), key=lambda p: -h.depth[p]):
-            moved = np.moveaxis(full, d, 0)
-            moved[p] = sum(moved[c] for c in h.children[p])
-    t = Table.from_array(
-        full, {"age": age, "geo": EU_GEO}, n_contributors=full.astype(int), kind="count"
+    """The frequency table of one record per person (a zero count: an empty cell)."""
+    people = pl.DataFrame(
+        [(a, g) for (a, g), n in counts.items() for _ in range(n)],
+        schema=["age", "geo"],
+        orient="row",
     )
-    return apply_rules(t, rules)
+    ages = Hierarchy.flat(["old", "young"])
+    return apply_rules(Table.from_microdata(people, {"age": ages, "geo": EU_GEO}), rules)
 
 
 def _rows(t: Table, mask: np.ndarray) -> list[int]:

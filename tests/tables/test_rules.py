@@ -19,7 +19,7 @@ from sdckit.tables import (
     apply_rules,
     evaluate_rules,
 )
-from sdckit.tables.examples import e3_table
+from sdckit.tables.examples import e3_table, with_margins
 
 
 def _one_dim(values: list[float], top: list[list[float]], contributors: list[int]) -> Table:
@@ -103,12 +103,7 @@ def test_every_zero_cell_includes_zero_totals() -> None:
     ``disclosing_only=False`` it is unsafe as well (else the zeros below it could not be
     protected: the total would be published)."""
     inner = np.array([[0.0, 3.0], [0.0, 4.0]])  # column a all zero: its total is zero
-    full = np.zeros((3, 3))
-    full[1:, 1:] = inner
-    full[0, 1:] = inner.sum(0)
-    full[1:, 0] = inner.sum(1)
-    full[0, 0] = inner.sum()
-    t = Table.from_array(full, {"r": ["x", "y"], "c": ["a", "b"]}, kind="magnitude")
+    t = Table.from_array(with_margins(inner), {"r": ["x", "y"], "c": ["a", "b"]})
     every = ZeroCells(disclosing_only=False).evaluate(t).unsafe
     assert every.sum() == 3
     assert every[[t.cell(r="x", c="a"), t.cell(r="y", c="a"), t.cell(r="Total", c="a")]].all()
