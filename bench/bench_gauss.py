@@ -1,6 +1,7 @@
 """Benchmark: secondary suppression by Gaussian elimination on a large hierarchical table.
 
-Run as ``.venv/bin/python bench/bench_gauss.py [--quick] [--records N] [--sample K]``.
+Run as ``.venv/bin/python bench/bench_gauss.py [--quick] [--records N] [--sample K]
+[--geo RxDxM] [--time-limit SECONDS] [--no-singletons]``.
 
 The table is shaped like the one in sdcTools UserSupport#146 (a 650,000-record file; a
 geography of three levels below the total; four more variables with 10, 2, 75 and 10 codes;
@@ -150,7 +151,12 @@ def run_large(args: argparse.Namespace) -> None:
 
     start = time.perf_counter()
     with PeakMemory() as mem:
-        res = GaussSuppression(repair_limit=0, progress=progress).apply(table)
+        res = GaussSuppression(
+            repair_limit=0,
+            singletons=not args.no_singletons,
+            elimination_time_limit=args.time_limit,
+            progress=progress,
+        ).apply(table)
     seconds = time.perf_counter() - start
     d = res.details
     print("\n| method | seconds (model / elimination) | peak RSS | secondaries | value |")
@@ -164,6 +170,7 @@ def run_large(args: argparse.Namespace) -> None:
     keys = (
         "rows", "model_nonzeros", "candidates", "updates", "undone",
         "secondary_reveal", "secondary_singleton", "arithmetic", "work",
+        "stopped", "undecided", "undecided_published",
     )  # fmt: skip
     print(
         "\n" + ", ".join(f"{k}={d[k]:,}" if isinstance(d[k], int) else f"{k}={d[k]}" for k in keys)
@@ -215,6 +222,10 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=100, help="primaries in the LP audit")
     parser.add_argument("--compare", action="store_true", help="mid-size comparison")
     parser.add_argument("--quick", action="store_true", help="only the mid-size comparison")
+    parser.add_argument(
+        "--time-limit", type=float, default=None, help="elimination_time_limit (seconds)"
+    )
+    parser.add_argument("--no-singletons", action="store_true", help="singleton rules off")
     args = parser.parse_args()
     warm = build(200, (2, 2, 2), (2, 2))
     GaussSuppression().apply(warm)  # numba compilation / cache load

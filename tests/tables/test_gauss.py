@@ -863,3 +863,90 @@ def test_very_large_tables_complete_without_auditing_the_elimination_first(
     assert not np.any(bare.suppressed & ~res.table.suppressed)
     assert res.protected and audit(res.table).ok
     assert computable_primaries(res.table) == []
+
+
+# --------------------------------------------------------------------------- the time limit
+def _stopped_run(table: Table, stop: int, **params: object) -> object:
+    """``GaussSuppression(repair_limit=0)`` stopped after ``stop`` positions of its order."""
+    import sdckit.tables.suppression.gauss as gauss_module
+
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SdcWarning)
+        mp.setattr(gauss_module, "_STOP_AT", stop)
+        return GaussSuppression(repair_limit=0, **params).apply(table)
+
+
+@SETTINGS
+@given(hierarchical_tables(dims=(2, 3, 4)), st.floats(0.0, 1.0), st.booleans())
+def test_a_stopped_elimination_keeps_every_rule(
+    table: Table, fraction: float, singletons: bool
+) -> None:
+    """Stopped anywhere, the pattern suppresses every cell a full run suppresses (the decided
+    positions are the full run's, a candidate computable then is computable later), and no
+    primary is computable, also by a respondent from his own cells."""
+    full = GaussSuppression(repair_limit=0, singletons=singletons).apply(table)
+    n = full.details["candidates"]
+    res = _stopped_run(table, int(fraction * n), singletons=singletons)
+    t = res.table
+    assert np.all(t.suppressed >= full.table.suppressed)
+    assert computable_primaries(t) == []
+    if singletons:
+        x, _ = model_matrix(t)
+        assert singleton_reveals(t, x=x) == []
+    d = res.details
+    assert (d["stopped"] is None) == (d["undecided"] == 0)
+    assert 0 <= d["undecided_published"] <= d["undecided"] <= n
+    if d["stopped"] is None:
+        assert np.array_equal(t.suppressed, full.table.suppressed)
+    else:
+        # every suppression of the run is a reveal, a singleton rule or an undecided one
+        parts = d["secondary_reveal"] + d["secondary_singleton"]
+        assert res.n_secondary == parts + d["undecided"] - d["undecided_published"]
+
+
+def test_a_stop_before_any_candidate_publishes_only_what_is_computable() -> None:
+    """Stopped at once, every candidate is undecided: published exactly when the cells
+    published first already determine it.  Here the frozen row totals give the grand total
+    (published); every other candidate is suppressed."""
+    t = Table.from_array(
+        np.array([[19, 7, 12], [6, 1, 5], [13, 6, 7]]), {"r": ["a", "b"], "c": ["x", "y"]}
+    )
+    t = apply_rules(t, MarkedCells(cells=[4], upper=1))
+    res = _stopped_run(t, 0, protected=[3, 6])
+    d = res.details
+    assert d["stopped"] == "elimination_time_limit"
+    assert d["undecided"] == d["candidates"] == 6
+    assert d["undecided_published"] == 1
+    assert np.flatnonzero(~res.table.suppressed).tolist() == [0, 3, 6]
+    assert computable_primaries(res.table) == []
+    # the full run publishes more: the stop only ever adds suppressions
+    full = GaussSuppression(repair_limit=0, protected=[3, 6]).apply(t)
+    assert np.all(res.table.suppressed >= full.table.suppressed)
+    assert full.n_secondary < res.n_secondary
+
+
+def test_the_time_limit_stops_the_elimination_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clock past the deadline at the first check: the run stops, warns, and the audit
+    and repair after it still protect every primary."""
+    import sdckit.tables.suppression.gauss as gauss_module
+
+    ticks = itertools.count(0.0, 100.0)
+    monkeypatch.setattr(gauss_module, "_CLOCK", lambda: next(ticks))
+    t = skewed_table(300)
+    with pytest.warns(SdcWarning, match="elimination_time_limit"):
+        res = GaussSuppression(singletons=False, elimination_time_limit=1.0).apply(t)
+    assert res.details["stopped"] == "elimination_time_limit"
+    assert res.details["undecided"] > 0
+    assert res.protected is True
+    assert not len(audit(res.table, intervals="check").under_protected)
+
+
+def test_an_ample_time_limit_changes_nothing() -> None:
+    t = skewed_table(300)
+    plain = GaussSuppression(singletons=False, repair_limit=0).apply(t)
+    timed = GaussSuppression(singletons=False, repair_limit=0, elimination_time_limit=600.0)
+    res = timed.apply(t)
+    assert res.details["stopped"] is None and res.details["undecided"] == 0
+    assert np.array_equal(res.table.suppressed, plain.table.suppressed)
+    with pytest.raises(SdcError, match="elimination_time_limit"):
+        GaussSuppression(elimination_time_limit=0).apply(t)

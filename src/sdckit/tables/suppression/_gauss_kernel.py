@@ -102,6 +102,7 @@ IN_SPAN = 2  # published, already computable from published cells
 SECONDARY = 3  # suppressed: it would make a primary computable
 SECONDARY_SINGLE = 4  # suppressed: a singleton rule (one respondent would compute a primary)
 FORCED_UNSAFE = 5  # a frozen cell published although it discloses a primary
+STOPPED = 6  # suppressed: not decided when the elimination stopped (its time limit)
 
 _LIMIT = 1 << 31
 

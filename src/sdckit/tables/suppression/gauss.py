@@ -100,7 +100,7 @@ import polars as pl
 
 import sdckit.tables.suppression._common as _common
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
-from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param
+from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param, Real
 from sdckit.tables._audit import audit
 from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
@@ -146,6 +146,11 @@ _AUDIT_FIRST_UP_TO = 200_000
 #: Rule R1 for one-cell respondents by column fingerprints (exact and modular arithmetic);
 #: ``False`` scans the rows instead, as in floating point (the tests compare both paths).
 _FINGERPRINTS = True
+#: The clock of ``elimination_time_limit`` (the tests replace it).
+_CLOCK = time.perf_counter
+#: Test hook: stop the elimination after this many positions of its order, as the time limit
+#: does (``None``: only the time limit stops it).
+_STOP_AT: int | None = None
 
 
 def _fingerprint_weights(m: int, prime: int) -> tuple[np.ndarray, np.ndarray]:
@@ -274,6 +279,7 @@ class _Elimination:
     counters: np.ndarray
     mode: int  # the arithmetic at the end (K.FLOAT, K.INTEGER, K.MODULAR)
     modular_from: int  # the position from which it went on modulo P (-1: never)
+    stopped_at: int  # the first position not decided by the elimination (-1: all decided)
 
 
 def _eliminate(
@@ -283,7 +289,18 @@ def _eliminate(
     flags: np.ndarray,
     mode: int,
     progress: Callable[[str, int, int], Any] | None,
+    deadline: float | None = None,
+    stop_at: int | None = None,
 ) -> _Elimination:
+    """Run the kernel over ``order`` chunk by chunk.
+
+    When ``deadline`` (a time of ``_CLOCK``) has passed, or ``stop_at`` positions are decided,
+    the elimination stops at the end of a chunk, once every cell to publish first (``kinds``
+    1, never suppressed) is decided.  The candidates left are then decided without updates:
+    published when their column is zero (already computable from the published cells, so
+    publishing them tells nothing new), suppressed (``K.STOPPED``) otherwise.  The published
+    set is then a subset of what every check passed for, so the pattern keeps every rule.
+    """
     K = _kernel()
     m, n = model.m, model.n
     vdt = np.float64 if mode == K.FLOAT else np.int64
@@ -377,12 +394,22 @@ def _eliminate(
     decision = np.zeros(len(order), dtype=np.int8)
     unsafe = np.zeros(n, dtype=np.int8)
     total = len(order)
+    n_first = int(np.count_nonzero(kinds))
     pos = 0
     chunk = 256
+    stopped_at = -1
     if progress is not None:
         progress("elimination", 0, total)
     while pos < total:
+        if pos >= n_first and (
+            (deadline is not None and _CLOCK() >= deadline)
+            or (stop_at is not None and pos >= stop_at)
+        ):
+            stopped_at = pos
+            break
         hi = min(total, pos + chunk)
+        if stop_at is not None and pos < max(stop_at, n_first):
+            hi = min(hi, max(stop_at, n_first))
         started = time.perf_counter()
         (
             pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v,
@@ -407,7 +434,13 @@ def _eliminate(
         chunk = int(min(max(chunk * (0.5 / max(spent, 1e-3)), 64), 1 << 20))
         if progress is not None:
             progress("elimination", pos, total)
-    return _Elimination(decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1)
+    if stopped_at >= 0:
+        # undecided candidates: published if already computable, else suppressed
+        computable = cnt[order[stopped_at:]] == 0
+        decision[stopped_at:] = np.where(computable, K.IN_SPAN, K.STOPPED)
+        if progress is not None:
+            progress("elimination", total, total)
+    return _Elimination(decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1, stopped_at)
 
 
 # --------------------------------------------------------------------------- the method
@@ -468,6 +501,7 @@ def _gauss_pattern(
     arithmetic: str,
     progress: Callable[[str, int, int], Any] | None,
     secondary_zeros: bool = False,
+    time_limit: float | None = None,
 ) -> tuple[Table, dict[str, Any], np.ndarray, np.ndarray]:
     """One run of the elimination; returns the table, figures, and the unsafe primaries."""
     K = _kernel()
@@ -502,11 +536,14 @@ def _gauss_pattern(
     flags[primary & has_rows] |= K.PRIM
     flags[attacker] |= K.ATT
     modes = {"exact": K.INTEGER, "modular": K.MODULAR, "float": K.FLOAT}
-    res = _eliminate(model, order, kinds, flags, modes[arithmetic], progress)
+    deadline = None if time_limit is None else _CLOCK() + time_limit
+    res = _eliminate(
+        model, order, kinds, flags, modes[arithmetic], progress, deadline=deadline, stop_at=_STOP_AT
+    )
     t2 = time.perf_counter()
     dec = res.decision
     secondary = np.zeros(table.n_cells, dtype=bool)
-    secondary[order[(dec == K.SECONDARY) | (dec == K.SECONDARY_SINGLE)]] = True
+    secondary[order[(dec == K.SECONDARY) | (dec == K.SECONDARY_SINGLE) | (dec == K.STOPPED)]] = True
     secondary |= (forced | hidden) & ~primary & ~empty & (status != CellStatus.PROTECTED)
     zeros_suppressed = int(np.sum(secondary & empty))
     new_status = status.copy()
@@ -517,6 +554,7 @@ def _gauss_pattern(
     unsafe_exact = np.union1d(np.flatnonzero(res.unsafe == 1), exposed)
     unsafe_single = np.flatnonzero(res.unsafe == 2)
     ctr = res.counters
+    tail = None if res.stopped_at < 0 else dec[res.stopped_at :]
     details = {
         "rows": model.m,
         "model_nonzeros": len(model.row_col),
@@ -529,6 +567,9 @@ def _gauss_pattern(
         "secondary_zeros": zeros_suppressed,
         "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
         "modular_from": res.modular_from,
+        "stopped": None if tail is None else "elimination_time_limit",
+        "undecided": 0 if tail is None else len(tail),
+        "undecided_published": 0 if tail is None else int(np.sum(tail == K.IN_SPAN)),
         "work": int(ctr[K.C_WORK]),
         "fingerprint_pairs": int(ctr[K.C_FP_PAIRS]),
         "fingerprint_scans": int(ctr[K.C_FP_SCANS]),
@@ -579,6 +620,14 @@ class GaussSuppression(TableMethod):
         Empty (zero) cells may be suppressed as secondaries; they are the last candidates
         (cost 0), as with GaussSuppression's ``secondaryZeros = TRUE``.  By default an empty
         cell is always published.  ``details["secondary_zeros"]`` counts those suppressed.
+    elimination_time_limit : float, optional
+        Seconds allowed for each run of the elimination (the audit and repair after it are
+        not limited).  When they run out, the candidates not yet decided (the cheapest) are
+        suppressed, except those already computable from the published cells, which are
+        published: the pattern still keeps every rule, at the cost of more suppressions.
+        ``details["stopped"]`` is then ``"elimination_time_limit"``, ``details["undecided"]``
+        counts those candidates and ``details["undecided_published"]`` the published ones; a
+        warning says so.
     progress : callable, optional
         ``progress(stage, done, total)`` during the model, the elimination and the audit.
 
@@ -631,6 +680,12 @@ class GaussSuppression(TableMethod):
             help="empty (zero) cells may be suppressed as secondaries, taken last "
             "(GaussSuppression's secondaryZeros); otherwise they are always published",
         ),
+        "elimination_time_limit": Param(
+            Real(minimum=0, min_open=True),
+            None,
+            help="seconds allowed for each run of the elimination; then the candidates not "
+            "decided are suppressed (those already computable published)",
+        ),
         "progress": Param(None, Callable_(), help="progress(stage, done, total) callback"),
     }
 
@@ -647,6 +702,7 @@ class GaussSuppression(TableMethod):
         max_rounds: int = 5,
         arithmetic: str = "exact",
         secondary_zeros: bool = False,
+        elimination_time_limit: float | None = None,
         progress: Callable[[str, int, int], Any] | None = None,
     ) -> None:
         self.cost = cost
@@ -659,6 +715,7 @@ class GaussSuppression(TableMethod):
         self.max_rounds = max_rounds
         self.arithmetic = arithmetic
         self.secondary_zeros = secondary_zeros
+        self.elimination_time_limit = elimination_time_limit
         self.progress = progress
 
     def apply(self, table: Table) -> SuppressionResult:
@@ -703,6 +760,7 @@ class GaussSuppression(TableMethod):
             "arithmetic": self.arithmetic,
             "progress": progress,
             "secondary_zeros": self.secondary_zeros,
+            "time_limit": self.elimination_time_limit,
         }
         out, details, unsafe_exact, unsafe_single = _gauss_pattern(
             table, w, forced=forced, **kwargs
@@ -779,6 +837,18 @@ class GaussSuppression(TableMethod):
                 stacklevel=2,
             )
         details["timings"] = {**details["timings"], "audit": time.perf_counter() - t_audit}
+        if details["stopped"]:
+            warnings.warn(
+                f"GaussSuppression: the elimination stopped at elimination_time_limit="
+                f"{self.elimination_time_limit} s with {details['undecided']} of "
+                f"{details['candidates']} candidates not decided: "
+                f"{details['undecided'] - details['undecided_published']} of them were "
+                "suppressed, the others (already computable from the published cells) "
+                "published. The pattern keeps every rule but suppresses more than a full "
+                "run; raise elimination_time_limit for fewer suppressions.",
+                SdcWarning,
+                stacklevel=2,
+            )
         details.update(repaired=repaired, audit_rounds=rounds)
         return make_result(
             out, table, "gauss", w, False, time.perf_counter() - start, verdict, **details
@@ -835,6 +905,7 @@ def suppress_gauss(
     max_rounds: int = 5,
     arithmetic: str = "exact",
     secondary_zeros: bool = False,
+    elimination_time_limit: float | None = None,
     progress: Callable[[str, int, int], Any] | None = None,
 ) -> SuppressionResult:
     """Secondary suppression by Gaussian elimination (Langsrud's method).
@@ -863,6 +934,9 @@ def suppress_gauss(
         ``2**31``), modulo that prime from the start, or floating point.
     secondary_zeros : bool
         Empty cells may be suppressed as secondaries (taken last); otherwise never.
+    elimination_time_limit : float, optional
+        Seconds allowed for each run of the elimination; then the candidates not decided
+        are suppressed (those already computable from the published cells published).
     progress : callable, optional
         ``progress(stage, done, total)``.
 
@@ -886,5 +960,6 @@ def suppress_gauss(
         max_rounds=max_rounds,
         arithmetic=arithmetic,
         secondary_zeros=secondary_zeros,
+        elimination_time_limit=elimination_time_limit,
         progress=progress,
     ).apply(table)
