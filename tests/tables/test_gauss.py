@@ -866,63 +866,97 @@ def test_very_large_tables_complete_without_auditing_the_elimination_first(
 
 
 # --------------------------------------------------------------------------- the time limit
-def _stopped_run(table: Table, stop: int, **params: object) -> object:
-    """``GaussSuppression(repair_limit=0)`` stopped after ``stop`` positions of its order."""
+def _stopped_run(
+    table: Table, stop: int, cut: int | None = None, budget: int | None = None, **params: object
+) -> object:
+    """``GaussSuppression(repair_limit=0)`` as after its time limit: budget mode from
+    position ``stop`` of its order, every candidate left unchecked from ``cut``."""
     import sdckit.tables.suppression.gauss as gauss_module
 
     with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
         warnings.simplefilter("ignore", SdcWarning)
         mp.setattr(gauss_module, "_STOP_AT", stop)
+        mp.setattr(gauss_module, "_CUT_AT", cut)
+        if budget is not None:
+            mp.setattr(gauss_module, "_BUDGET", budget)
         return GaussSuppression(repair_limit=0, **params).apply(table)
 
 
 @SETTINGS
-@given(hierarchical_tables(dims=(2, 3, 4)), st.floats(0.0, 1.0), st.booleans())
+@given(
+    hierarchical_tables(dims=(2, 3, 4)),
+    st.floats(0.0, 1.0),
+    st.one_of(st.none(), st.floats(0.0, 1.0)),
+    st.sampled_from([1, 8, 64, 1 << 15]),
+    st.booleans(),
+)
 def test_a_stopped_elimination_keeps_every_rule(
-    table: Table, fraction: float, singletons: bool
+    table: Table, stop: float, cut: float | None, budget: int, singletons: bool
 ) -> None:
-    """Stopped anywhere, the pattern suppresses every cell a full run suppresses (the decided
-    positions are the full run's, a candidate computable then is computable later), and no
-    primary is computable, also by a respondent from his own cells."""
+    """Stopped anywhere, with any budget: no primary is computable, also by a respondent
+    from his own cells, and every suppression is accounted for.  Cut at the stop (no budget
+    mode), the pattern suppresses every cell a full run suppresses (the decided positions
+    are the full run's, and a candidate computable then is computable later)."""
     full = GaussSuppression(repair_limit=0, singletons=singletons).apply(table)
     n = full.details["candidates"]
-    res = _stopped_run(table, int(fraction * n), singletons=singletons)
+    at = int(stop * n)
+    cut_at = None if cut is None else at + int(cut * (n - at))
+    res = _stopped_run(table, at, cut_at, budget, singletons=singletons)
     t = res.table
-    assert np.all(t.suppressed >= full.table.suppressed)
     assert computable_primaries(t) == []
     if singletons:
         x, _ = model_matrix(t)
         assert singleton_reveals(t, x=x) == []
     d = res.details
-    assert (d["stopped"] is None) == (d["undecided"] == 0)
-    assert 0 <= d["undecided_published"] <= d["undecided"] <= n
+    assert 0 <= d["undecided"] <= n - d["decided_in_time"]
+    parts = d["secondary_reveal"] + d["secondary_singleton"] + d["undecided"]
+    assert res.n_secondary == parts
     if d["stopped"] is None:
+        assert d["decided_in_time"] == n and d["undecided"] == 0
         assert np.array_equal(t.suppressed, full.table.suppressed)
-    else:
-        # every suppression of the run is a reveal, a singleton rule or an undecided one
-        parts = d["secondary_reveal"] + d["secondary_singleton"]
-        assert res.n_secondary == parts + d["undecided"] - d["undecided_published"]
+    if cut_at == at:
+        assert np.all(t.suppressed >= full.table.suppressed)
 
 
-def test_a_stop_before_any_candidate_publishes_only_what_is_computable() -> None:
-    """Stopped at once, every candidate is undecided: published exactly when the cells
-    published first already determine it.  Here the frozen row totals give the grand total
-    (published); every other candidate is suppressed."""
+def _two_by_two() -> Table:
+    """A 2 x 2 table with margins, primary (a, x); cells 3 and 6 are the row totals."""
     t = Table.from_array(
         np.array([[19, 7, 12], [6, 1, 5], [13, 6, 7]]), {"r": ["a", "b"], "c": ["x", "y"]}
     )
-    t = apply_rules(t, MarkedCells(cells=[4], upper=1))
-    res = _stopped_run(t, 0, protected=[3, 6])
+    return apply_rules(t, MarkedCells(cells=[4], upper=1))
+
+
+def test_a_cut_before_any_candidate_publishes_only_what_is_computable() -> None:
+    """Cut at once, every candidate is left unchecked: published exactly when the cells
+    published first already determine it.  Here the frozen row totals give the grand total
+    (published); every other candidate is suppressed."""
+    t = _two_by_two()
+    res = _stopped_run(t, 0, 0, protected=[3, 6])
     d = res.details
     assert d["stopped"] == "elimination_time_limit"
-    assert d["undecided"] == d["candidates"] == 6
-    assert d["undecided_published"] == 1
+    assert d["decided_in_time"] == 0 and d["candidates"] == 6
+    assert d["undecided"] == 5
     assert np.flatnonzero(~res.table.suppressed).tolist() == [0, 3, 6]
     assert computable_primaries(res.table) == []
-    # the full run publishes more: the stop only ever adds suppressions
     full = GaussSuppression(repair_limit=0, protected=[3, 6]).apply(t)
     assert np.all(res.table.suppressed >= full.table.suppressed)
     assert full.n_secondary < res.n_secondary
+
+
+def test_the_budget_mode_decides_the_cheap_candidates() -> None:
+    """After the stop a candidate is still decided exactly when its update is cheap: with
+    the default budget the small table's pattern is the full run's; with a budget of one
+    entry every candidate with an update is suppressed unchecked, except (1, y), whose
+    column is the primary's (rule R0 is checked first: a reveal is a reveal)."""
+    t = _two_by_two()
+    full = GaussSuppression(repair_limit=0, protected=[3, 6]).apply(t)
+    cheap = _stopped_run(t, 0, protected=[3, 6])
+    assert cheap.details["stopped"] == "elimination_time_limit"
+    assert cheap.details["undecided"] == 0
+    assert np.array_equal(cheap.table.suppressed, full.table.suppressed)
+    tight = _stopped_run(t, 0, budget=1, protected=[3, 6])
+    assert tight.details["undecided"] == 4 and tight.details["secondary_reveal"] == 1
+    assert np.flatnonzero(~tight.table.suppressed).tolist() == [0, 3, 6]
 
 
 def test_the_time_limit_stops_the_elimination_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -935,8 +969,9 @@ def test_the_time_limit_stops_the_elimination_and_says_so(monkeypatch: pytest.Mo
     t = skewed_table(300)
     with pytest.warns(SdcWarning, match="elimination_time_limit"):
         res = GaussSuppression(singletons=False, elimination_time_limit=1.0).apply(t)
-    assert res.details["stopped"] == "elimination_time_limit"
-    assert res.details["undecided"] > 0
+    d = res.details
+    assert d["stopped"] == "elimination_time_limit"
+    assert d["decided_in_time"] < d["candidates"] and d["undecided"] > 0
     assert res.protected is True
     assert not len(audit(res.table, intervals="check").under_protected)
 
@@ -947,6 +982,7 @@ def test_an_ample_time_limit_changes_nothing() -> None:
     timed = GaussSuppression(singletons=False, repair_limit=0, elimination_time_limit=600.0)
     res = timed.apply(t)
     assert res.details["stopped"] is None and res.details["undecided"] == 0
+    assert res.details["decided_in_time"] == res.details["candidates"]
     assert np.array_equal(res.table.suppressed, plain.table.suppressed)
     with pytest.raises(SdcError, match="elimination_time_limit"):
         GaussSuppression(elimination_time_limit=0).apply(t)

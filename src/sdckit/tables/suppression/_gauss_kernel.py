@@ -1100,9 +1100,13 @@ def run_chunk(
     wr, wv, tmp, fa, fb, fg,
     hashed, w1, w2, h1, h2, keyof, tkey, tcol, tstat, nw1, nw2, ccol, nh1, nh2, nkey,
     fp_members, out_a, out_b,
-    exact, tol,
+    exact, tol, budget,
 ):  # fmt: skip
     """Decide the cells ``order[lo:hi]`` (``kinds``: 0 candidate, 1 frozen: always published).
+
+    With ``budget > 0`` a candidate whose update would merge more than about ``budget`` row
+    entries is suppressed unchecked (``STOPPED``), the mode after the time limit: suppressing
+    a candidate is always safe, and the cheap ones are still decided exactly.
 
     With ``hashed`` (exact arithmetic, singleton rules on) the fingerprints of the tracked
     columns (``w1 .. tstat``, see ``_gauss_modular``) are kept and rule R1 for one-cell
@@ -1153,6 +1157,16 @@ def run_chunk(
             if (flags[c] & ATT) == 0:
                 _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
             continue
+        if budget > 0 and not forced:
+            # the update merges every other row with the pivot row (at least the shortest)
+            work = (k - 1) * rl[r_best]
+            for i in range(k):
+                work += rl[jr[i]]
+            if work > budget:
+                decision[pos] = STOPPED
+                if (flags[c] & ATT) == 0:
+                    _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
+                continue
         ip = _pivot(k, jr, jv, rs, rl, pc, flags, cstamp, share, ctr, exact)
         if ip:
             j_swap = jr[0]
