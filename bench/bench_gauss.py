@@ -170,7 +170,7 @@ def run_large(args: argparse.Namespace) -> None:
     keys = (
         "rows", "model_nonzeros", "candidates", "updates", "undone",
         "secondary_reveal", "secondary_singleton", "arithmetic", "work",
-        "stopped", "decided_in_time", "undecided",
+        "stopped", "budget_from", "undecided",
     )  # fmt: skip
     print(
         "\n" + ", ".join(f"{k}={d[k]:,}" if isinstance(d[k], int) else f"{k}={d[k]}" for k in keys)

@@ -908,11 +908,11 @@ def test_a_stopped_elimination_keeps_every_rule(
         x, _ = model_matrix(t)
         assert singleton_reveals(t, x=x) == []
     d = res.details
-    assert 0 <= d["undecided"] <= n - d["decided_in_time"]
+    assert 0 <= d["undecided"] <= n - d["budget_from"]
     parts = d["secondary_reveal"] + d["secondary_singleton"] + d["undecided"]
     assert res.n_secondary == parts
     if d["stopped"] is None:
-        assert d["decided_in_time"] == n and d["undecided"] == 0
+        assert d["budget_from"] == n and d["undecided"] == 0
         assert np.array_equal(t.suppressed, full.table.suppressed)
     if cut_at == at:
         assert np.all(t.suppressed >= full.table.suppressed)
@@ -934,7 +934,7 @@ def test_a_cut_before_any_candidate_publishes_only_what_is_computable() -> None:
     res = _stopped_run(t, 0, 0, protected=[3, 6])
     d = res.details
     assert d["stopped"] == "elimination_time_limit"
-    assert d["decided_in_time"] == 0 and d["candidates"] == 6
+    assert d["budget_from"] == 0 and d["candidates"] == 6
     assert d["undecided"] == 5
     assert np.flatnonzero(~res.table.suppressed).tolist() == [0, 3, 6]
     assert computable_primaries(res.table) == []
@@ -971,7 +971,7 @@ def test_the_time_limit_stops_the_elimination_and_says_so(monkeypatch: pytest.Mo
         res = GaussSuppression(singletons=False, elimination_time_limit=1.0).apply(t)
     d = res.details
     assert d["stopped"] == "elimination_time_limit"
-    assert d["decided_in_time"] < d["candidates"] and d["undecided"] > 0
+    assert d["budget_from"] < d["candidates"] and d["undecided"] > 0
     assert res.protected is True
     assert not len(audit(res.table, intervals="check").under_protected)
 
@@ -982,7 +982,7 @@ def test_an_ample_time_limit_changes_nothing() -> None:
     timed = GaussSuppression(singletons=False, repair_limit=0, elimination_time_limit=600.0)
     res = timed.apply(t)
     assert res.details["stopped"] is None and res.details["undecided"] == 0
-    assert res.details["decided_in_time"] == res.details["candidates"]
+    assert res.details["budget_from"] == res.details["candidates"]
     assert np.array_equal(res.table.suppressed, plain.table.suppressed)
     with pytest.raises(SdcError, match="elimination_time_limit"):
         GaussSuppression(elimination_time_limit=0).apply(t)

@@ -82,6 +82,14 @@ the completion (its audit cost three times the completion and repair on a 1,000,
 table, and it had primaries short of their levels, as in every large table measured); the
 repair after the completion audits the result.
 
+The elimination's time grows with its fill-in: seconds on two- and three-way tables of a
+million cells, hours on a five-dimensional one of that size (the moves become long
+combinations of inner cells).  ``elimination_time_limit`` bounds it: in its last tenth, a
+candidate whose update would merge more than ``_BUDGET`` row entries is suppressed
+unchecked and the cheaper ones are decided as before; when it is over, every candidate left
+is suppressed unless its column is already zero.  A suppressed
+candidate never makes anything computable, so the rules hold for the pattern as before.
+
 ``forced`` cells are always suppressed, ``hidden`` cells are never published (suppressed in
 the result, counted in ``details["hidden"]``) but need no protection, ``protected`` cells are
 never suppressed (published first; status PROTECTED in the result).
@@ -148,13 +156,12 @@ _AUDIT_FIRST_UP_TO = 200_000
 _FINGERPRINTS = True
 #: The clock of ``elimination_time_limit`` (the tests replace it).
 _CLOCK = time.perf_counter
-#: After the time limit, a candidate whose update would merge more than this many row
-#: entries is suppressed unchecked (a late candidate of the 1,000,000-cell five-dimensional
-#: benchmark table merges about a million).
+#: In the last part of the time limit, a candidate whose update would merge more than this
+#: many row entries is suppressed unchecked (a late candidate of the 1,000,000-cell
+#: five-dimensional benchmark table merges about a million).
 _BUDGET = 1 << 15
-#: After the time limit, the budget mode runs for this fraction of the limit (at least a
-#: second); then the candidates left are suppressed unless already computable.
-_GRACE = 0.1
+#: That last part: this fraction of the limit.
+_BUDGET_SHARE = 0.1
 #: Test hooks: the positions of the order at which the elimination goes to the budget mode
 #: and at which it stops deciding, as the time limit does (``None``: by the clock only).
 _STOP_AT: int | None = None
@@ -287,7 +294,7 @@ class _Elimination:
     counters: np.ndarray
     mode: int  # the arithmetic at the end (K.FLOAT, K.INTEGER, K.MODULAR)
     modular_from: int  # the position from which it went on modulo P (-1: never)
-    stopped_after: int  # candidates decided before the time limit (negative: never stopped)
+    stopped_after: int  # candidates decided before the budget mode (negative: never in it)
 
 
 def _eliminate(
@@ -297,22 +304,22 @@ def _eliminate(
     flags: np.ndarray,
     mode: int,
     progress: Callable[[str, int, int], Any] | None,
+    budget_at: float | None = None,
     deadline: float | None = None,
-    grace: float = 0.0,
     stop_at: int | None = None,
     cut_at: int | None = None,
 ) -> _Elimination:
     """Run the kernel over ``order`` chunk by chunk.
 
-    When ``deadline`` (a time of ``_CLOCK``) has passed, or ``stop_at`` positions are decided,
-    the elimination goes on in budget mode, once every cell to publish first (``kinds`` 1,
-    never suppressed) is decided: a candidate whose update would merge more than
-    ``_BUDGET`` row entries is suppressed unchecked (``K.STOPPED``), the cheaper ones are
-    decided as before.  ``grace`` seconds later (or from position ``cut_at``) the candidates
-    left are decided without updates: published when their column is zero (already
-    computable from the published cells, so publishing them tells nothing new), suppressed
-    (``K.STOPPED``) otherwise.  Suppressing a candidate is always safe, and every published
-    cell passed the checks, so the pattern keeps every rule.
+    From the time ``budget_at`` (of ``_CLOCK``), or from position ``stop_at``, the
+    elimination goes on in budget mode, once every cell to publish first (``kinds`` 1, never
+    suppressed) is decided: a candidate whose update would merge more than ``_BUDGET`` row
+    entries is suppressed unchecked (``K.STOPPED``), the cheaper ones are decided as before.
+    From ``deadline`` (or position ``cut_at``) the candidates left are decided without
+    updates: published when their column is zero (already computable from the published
+    cells, so publishing them tells nothing new), suppressed (``K.STOPPED``) otherwise.
+    Suppressing a candidate is always safe, and every published cell passed the checks, so
+    the pattern keeps every rule.
     """
     K = _kernel()
     m, n = model.m, model.n
@@ -411,19 +418,18 @@ def _eliminate(
     pos = 0
     chunk = 256
     stopped_at = cut_from = -1
-    cutoff: float | None = None
     budget = 0
     if progress is not None:
         progress("elimination", 0, total)
     while pos < total:
-        due = (deadline is not None and _CLOCK() >= deadline) or (
+        now = _CLOCK() if budget_at is not None else 0.0
+        due = (budget_at is not None and now >= budget_at) or (
             stop_at is not None and pos >= stop_at
         )
         if stopped_at < 0 and pos >= n_first and due:
             stopped_at, budget = pos, _BUDGET
-            cutoff = None if deadline is None else _CLOCK() + grace
         if stopped_at >= 0 and (
-            (cutoff is not None and _CLOCK() >= cutoff) or (cut_at is not None and pos >= cut_at)
+            (deadline is not None and now >= deadline) or (cut_at is not None and pos >= cut_at)
         ):
             cut_from = pos
             break
@@ -561,10 +567,13 @@ def _gauss_pattern(
     flags[primary & has_rows] |= K.PRIM
     flags[attacker] |= K.ATT
     modes = {"exact": K.INTEGER, "modular": K.MODULAR, "float": K.FLOAT}
-    deadline = None if time_limit is None else _CLOCK() + time_limit
+    budget_at = deadline = None
+    if time_limit is not None:
+        deadline = _CLOCK() + time_limit
+        budget_at = deadline - _BUDGET_SHARE * time_limit
     res = _eliminate(
-        model, order, kinds, flags, modes[arithmetic], progress, deadline=deadline,
-        grace=max(_GRACE * (time_limit or 0.0), 1.0), stop_at=_STOP_AT, cut_at=_CUT_AT,
+        model, order, kinds, flags, modes[arithmetic], progress, budget_at=budget_at,
+        deadline=deadline, stop_at=_STOP_AT, cut_at=_CUT_AT,
     )  # fmt: skip
     t2 = time.perf_counter()
     dec = res.decision
@@ -593,7 +602,7 @@ def _gauss_pattern(
         "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
         "modular_from": res.modular_from,
         "stopped": None if res.stopped_after < 0 else "elimination_time_limit",
-        "decided_in_time": len(cand) if res.stopped_after < 0 else res.stopped_after,
+        "budget_from": len(cand) if res.stopped_after < 0 else res.stopped_after,
         "undecided": int(np.sum(dec == K.STOPPED)),
         "work": int(ctr[K.C_WORK]),
         "fingerprint_pairs": int(ctr[K.C_FP_PAIRS]),
@@ -647,15 +656,14 @@ class GaussSuppression(TableMethod):
         cell is always published.  ``details["secondary_zeros"]`` counts those suppressed.
     elimination_time_limit : float, optional
         Seconds allowed for each run of the elimination (the audit and repair after it are
-        not limited).  When they run out, the candidates left (the cheapest) get a tenth of
-        the limit more (at least a second) in which a candidate whose update would merge more
-        than 32,768 row entries is suppressed unchecked and the others are decided as
-        before; then every candidate left is suppressed unless already computable from the
-        published cells.  Suppressing a candidate is always safe, so the pattern keeps every
-        rule, at the cost of more suppressions.  ``details["stopped"]`` is then
-        ``"elimination_time_limit"``, ``details["decided_in_time"]`` counts the candidates
-        decided within the limit and ``details["undecided"]`` those suppressed unchecked; a
-        warning says so.
+        not limited).  In the last tenth of it, a candidate whose update would merge more
+        than 32,768 row entries is suppressed unchecked and the cheaper ones are decided as
+        before; when it is over, every candidate left is suppressed unless already
+        computable from the published cells.  Suppressing a candidate is always safe, so the
+        pattern keeps every rule, at the cost of more suppressions.  ``details["stopped"]``
+        is then ``"elimination_time_limit"``, ``details["budget_from"]`` counts the
+        candidates decided before that last tenth and ``details["undecided"]`` those
+        suppressed unchecked; a warning says so.
     progress : callable, optional
         ``progress(stage, done, total)`` during the model, the elimination and the audit.
 
@@ -868,7 +876,7 @@ class GaussSuppression(TableMethod):
         if details["stopped"]:
             warnings.warn(
                 f"GaussSuppression: elimination_time_limit={self.elimination_time_limit} s "
-                f"ran out after {details['decided_in_time']} of {details['candidates']} "
+                f"ran short after {details['budget_from']} of {details['candidates']} "
                 f"candidates; {details['undecided']} of the others were suppressed without "
                 "the check (too costly to decide in time). The pattern keeps every rule but "
                 "suppresses more than a full run; raise elimination_time_limit for fewer "
