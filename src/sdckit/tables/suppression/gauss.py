@@ -719,8 +719,8 @@ class GaussSuppression(TableMethod):
         "elimination_time_limit": Param(
             Real(minimum=0, min_open=True),
             None,
-            help="seconds allowed for each run of the elimination; then the candidates too "
-            "costly to decide are suppressed unchecked",
+            help="seconds allowed for each run of the elimination; in its last tenth the "
+            "costly candidates, after it the others (unless computable), are suppressed unchecked",
         ),
         "progress": Param(None, Callable_(), help="progress(stage, done, total) callback"),
     }
@@ -970,8 +970,9 @@ def suppress_gauss(
     secondary_zeros : bool
         Empty cells may be suppressed as secondaries (taken last); otherwise never.
     elimination_time_limit : float, optional
-        Seconds allowed for each run of the elimination; then the candidates too costly to
-        decide are suppressed unchecked (see :class:`GaussSuppression`).
+        Seconds allowed for each run of the elimination; in its last tenth the costly
+        candidates, after it every candidate left, are suppressed unchecked (see
+        :class:`GaussSuppression`).
     progress : callable, optional
         ``progress(stage, done, total)``.
 
