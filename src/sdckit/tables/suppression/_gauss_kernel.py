@@ -1105,7 +1105,7 @@ def run_chunk(
     """Decide the cells ``order[lo:hi]`` (``kinds``: 0 candidate, 1 frozen: always published).
 
     With ``budget > 0`` a candidate whose update would merge more than about ``budget`` row
-    entries is suppressed unchecked (``STOPPED``), the last tenth of the time limit: suppressing
+    entries is suppressed unchecked (``STOPPED``), the end of the time limit: suppressing
     a candidate is always safe, and the cheap ones are still decided exactly.
 
     With ``hashed`` (exact arithmetic, singleton rules on) the fingerprints of the tracked
