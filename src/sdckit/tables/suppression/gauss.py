@@ -295,7 +295,7 @@ class _Elimination:
     counters: np.ndarray
     mode: int  # the arithmetic at the end (K.FLOAT, K.INTEGER, K.MODULAR)
     modular_from: int  # the position from which it went on modulo P (-1: never)
-    stopped_after: int  # candidates decided before the budget mode (negative: never in it)
+    budget_from: int  # candidates decided before the budget mode (-1: never in it)
 
 
 def _eliminate(
@@ -418,7 +418,7 @@ def _eliminate(
     n_first = int(np.count_nonzero(kinds))
     pos = 0
     chunk = 256
-    stopped_at = cut_from = -1
+    budget_pos = cut_from = -1  # positions where the budget mode and the cut began
     budget = 0
     if progress is not None:
         progress("elimination", 0, total)
@@ -427,18 +427,18 @@ def _eliminate(
         due = (budget_at is not None and now >= budget_at) or (
             stop_at is not None and pos >= stop_at
         )
-        if stopped_at < 0 and pos >= n_first and due:
-            stopped_at, budget = pos, _BUDGET
-        if stopped_at >= 0 and (
+        if budget_pos < 0 and pos >= n_first and due:
+            budget_pos, budget = pos, _BUDGET
+        if budget_pos >= 0 and (
             (deadline is not None and now >= deadline) or (cut_at is not None and pos >= cut_at)
         ):
             cut_from = pos
             break
         hi = min(total, pos + chunk)
         # the test hooks' positions end a chunk
-        if stopped_at < 0 and stop_at is not None and pos < max(stop_at, n_first):
+        if budget_pos < 0 and stop_at is not None and pos < max(stop_at, n_first):
             hi = min(hi, max(stop_at, n_first))
-        if stopped_at >= 0 and cut_at is not None:
+        if budget_pos >= 0 and cut_at is not None:
             hi = min(hi, max(cut_at, pos + 1))
         started = time.perf_counter()
         (
@@ -470,9 +470,8 @@ def _eliminate(
         decision[cut_from:] = np.where(computable, K.IN_SPAN, K.STOPPED)
         if progress is not None:
             progress("elimination", total, total)
-    return _Elimination(
-        decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1, stopped_at - n_first
-    )
+    budget_from = budget_pos - n_first if budget_pos >= 0 else -1
+    return _Elimination(decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1, budget_from)
 
 
 # --------------------------------------------------------------------------- the method
@@ -602,8 +601,8 @@ def _gauss_pattern(
         "secondary_zeros": zeros_suppressed,
         "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
         "modular_from": res.modular_from,
-        "stopped": None if res.stopped_after < 0 else "elimination_time_limit",
-        "budget_from": len(cand) if res.stopped_after < 0 else res.stopped_after,
+        "stopped": None if res.budget_from < 0 else "elimination_time_limit",
+        "budget_from": len(cand) if res.budget_from < 0 else res.budget_from,
         "undecided": int(np.sum(dec == K.STOPPED)),
         "work": int(ctr[K.C_WORK]),
         "fingerprint_pairs": int(ctr[K.C_FP_PAIRS]),
@@ -972,8 +971,8 @@ def suppress_gauss(
         Empty cells may be suppressed as secondaries (taken last); otherwise never.
     elimination_time_limit : float, optional
         Seconds allowed for each run of the elimination; in its last 30 % the costly
-        candidates, after it every candidate left, are suppressed unchecked (see
-        :class:`GaussSuppression`).
+        candidates, after it every candidate left (unless already computable), are
+        suppressed unchecked (see :class:`GaussSuppression`).
     progress : callable, optional
         ``progress(stage, done, total)``.
 
