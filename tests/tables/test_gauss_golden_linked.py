@@ -48,7 +48,17 @@ import numpy as np
 import polars as pl
 import pytest
 
-from sdckit.tables import GaussSuppression, Hierarchy, MinFrequency, Table, apply_rules, audit
+from sdckit.tables import (
+    GaussSuppression,
+    Hierarchy,
+    LinkedTables,
+    MinFrequency,
+    Table,
+    apply_rules,
+    audit,
+)
+from sdckit.tables.suppression._gauss_linked import joint_elimination
+from sdckit.tables.table import CellStatus
 
 D53 = Path(__file__).parent / "data" / "gauss" / "d53.csv.gz"
 LEVELS = {
@@ -222,3 +232,68 @@ def test_c_locale_order_matters(d53: pl.DataFrame) -> None:
     other = [cells[k] for k in keyed]
     assert r_sum(cells, res.table.suppressed) == expected
     assert r_sum(other, res.table.suppressed) != expected
+
+
+# R's "global" protection of the four tables: one GaussSuppression over the combined formula
+# (``tables_by_formulas(..., linkedGauss = "global")``, the same R defaults), asserted as the
+# sum over the rows of the combined output (``sum2`` of the same R test)
+GLOBAL_SUM = 21619689
+
+
+def r_combined_terms(tables: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The terms of ``~ (f1) + (f2) + ...`` in R's ``terms()`` order: each formula's expanded
+    terms in turn, a term already seen dropped, then sorted by order (stable)."""
+    seen: set[frozenset[str]] = set()
+    terms: list[tuple[str, ...]] = []
+    for dims in tables:
+        for term in r_terms(dims)[1:]:
+            if frozenset(term) not in seen:
+                seen.add(frozenset(term))
+                terms.append(term)
+    return [(), *sorted(terms, key=len)]
+
+
+def linked_of(data: pl.DataFrame, tables: list[tuple[str, ...]]) -> tuple[LinkedTables, list]:
+    """The linked frequency tables (MinFrequency(4)) and the distinct cell of each row of
+    R's combined output."""
+    variables = ["sex", "age", "lms", "hst", "fst"]
+    hier, node = {}, {}
+    for d in variables:
+        hier[d], node[d] = hierarchy(data, LEVELS[d])
+    finest = {d: {c: n for (v, c), n in node[d].items() if v == LEVELS[d][-1]} for d in variables}
+    records = data.select(
+        *[pl.col(LEVELS[d][-1]).replace_strict(finest[d]).alias(d) for d in variables],
+        pl.col("freq"),
+    )
+    records = records.select(pl.exclude("freq").repeat_by(pl.col("freq")).explode())
+    lk = LinkedTables.from_microdata(records, [list(t) for t in tables], hierarchies=hier)
+    lk = lk.apply_rules(MinFrequency(threshold=4))
+    cells = []
+    for term in r_combined_terms(tables):
+        combos = [()] if not term else data.select(term).unique().rows()
+        for combo in sorted(combos, key=lambda t: tuple(x.encode() for x in t)):
+            row = dict(zip(term, combo, strict=True))
+            # the first table holding every variable of the term gives the cell
+            k = next(i for i, t in enumerate(tables) if all(
+                any(v in LEVELS[d] for d in t) for v in term
+            ))  # fmt: skip
+            codes = {}
+            for d in tables[k]:
+                picked = [v for v in LEVELS[d] if v in row]
+                codes[d] = node[d][(picked[0], row[picked[0]])] if picked else "Total"
+            cells.append(int(lk.cell_map[k][lk.tables[k].cell(**codes)]))
+    return lk, cells
+
+
+def test_d53_global_gauss_is_r_golden(d53: pl.DataFrame) -> None:
+    """One elimination over the four tables' joint model (LinkedTables.protect with the
+    joint elimination) gives R's global pattern: the asserted sum over the combined rows."""
+    tables = [dims for dims, _ in TABLES.values()]
+    lk, cells = linked_of(d53, tables)
+    assert len(lk.atoms) == d53.height  # the rows of d53 are the atoms
+    n_atoms, atom, cell = lk.joint_model()
+    status = lk.status
+    fresh, unsafe, _ = joint_elimination(n_atoms, atom, cell, status, lk._costs("value", status))
+    assert not len(unsafe)
+    suppressed = fresh | (status == CellStatus.PRIMARY)
+    assert sum(k + 1 for k, c in enumerate(cells) if suppressed[c]) == GLOBAL_SUM

@@ -226,8 +226,16 @@ def _build_model(
     for each cell, the weight of all cells sharing an inner cell with it (counted per inner
     cell), the order of equal candidates (see ``_order``).
     """
-    n = table.n_cells
     row_cell = np.flatnonzero(rows_mask)
+    pr, acc = model_entries(table, row_cell)
+    return model_from_entries(
+        len(row_cell), table.n_cells, pr, acc, row_cell, live, groups[row_cell], weight
+    )
+
+
+def model_entries(table: Table, row_cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The model matrix's entries ``(row, cell)``: every cell that holds inner cell
+    ``row_cell[row]`` (itself and each of its totals), grouped by row, increasing in cell."""
     m = len(row_cell)
     shape = table.shape
     strides = np.ones(len(shape), dtype=np.int64)
@@ -245,6 +253,25 @@ def _build_model(
         acc = np.repeat(acc, cnt) + anc[first + offs] * strides[d]
         pr = np.repeat(pr, cnt)
         del first, offs, node, cnt
+    return pr, acc
+
+
+def model_from_entries(
+    m: int,
+    n: int,
+    pr: np.ndarray,
+    acc: np.ndarray,
+    row_cell: np.ndarray,
+    live: np.ndarray,
+    rgrp: np.ndarray,
+    weight: np.ndarray | None = None,
+) -> _Model:
+    """The kernel's model from the entries ``(pr, acc)`` of an ``m x n`` 0/1 model matrix.
+
+    ``pr`` must be grouped by row and increasing in ``acc`` within a row.  ``row_cell`` is
+    the cell each row is (the attacker cell of a single-contributor row), ``rgrp`` the
+    respondent group of each row (-1: none); only the ``live`` columns are kept.
+    """
     tie = np.zeros(n)
     if weight is not None:
         row_weight = np.bincount(pr, weights=weight[acc], minlength=m)
@@ -261,7 +288,6 @@ def _build_model(
     n_rows = np.bincount(acc, minlength=n).astype(np.int64)
     col_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(n_rows, out=col_ptr[1:])
-    rgrp = groups[row_cell]
     g_count = int(rgrp.max(initial=-1)) + 1
     gsize = np.bincount(rgrp[rgrp >= 0], minlength=g_count).astype(np.int64)
     if len(gsize) == 0:
@@ -275,8 +301,8 @@ def _build_model(
         hi = np.maximum.reduceat(g_of, starts)
         own[np.flatnonzero(has)] = np.where((lo == hi) & (lo >= 0), lo, -1)
     cgrp = np.full(n, -1, dtype=np.int64)
-    cgrp[row_cell] = rgrp
     single = rgrp >= 0
+    cgrp[row_cell[single]] = rgrp[single]
     by_group = np.argsort(rgrp[single], kind="stable")
     gcells = row_cell[single][by_group].astype(np.int64)
     gptr = np.zeros(len(gsize) + 1, dtype=np.int64)

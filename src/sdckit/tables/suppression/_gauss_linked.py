@@ -1,0 +1,125 @@
+"""One Gaussian elimination over linked tables (GaussSuppression's "global" protection).
+
+Linked tables built from the same records (:class:`sdckit.tables.LinkedTables`) share one model
+matrix: its rows are the *atoms*, the distinct combinations of the codes of every variable of
+every table found in the records, and its columns the distinct cells of all the tables (a
+common cell is one column).  A cell is the sum of the atoms under it, in whichever table it
+is.  Running the elimination of :mod:`.gauss` on that matrix decides every distinct cell once
+(a common cell is suppressed in all its tables or in none), and a primary is suppressed only
+when no combination of the published cells of *all* the tables gives it: an intruder who reads
+every table at once computes no primary exactly.  Using the atoms is the strictest model: it
+takes the absence of records in an atom as known (a structural zero), so the pattern holds
+whatever the intruder knows about empty combinations.
+
+This is the elimination only (rules R0, no singleton rules: an atom need not be a cell of any
+table, so "the respondent's own cell" is not defined for it); :meth:`LinkedTables.protect
+<sdckit.tables.LinkedTables.protect>` then runs the method on each table (with its singleton
+rules), the joint LP audit and the joint repair, as for any method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from sdckit.tables.suppression.gauss import (
+    _eliminate,
+    _kernel,
+    _order,
+    model_from_entries,
+)
+from sdckit.tables.table import CellStatus
+
+__all__ = ["joint_elimination"]
+
+
+def joint_elimination(
+    n_atoms: int,
+    atom: np.ndarray,
+    cell: np.ndarray,
+    status: np.ndarray,
+    cost: np.ndarray,
+    *,
+    arithmetic: str = "exact",
+    progress: Callable[[str, int, int], Any] | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Secondary suppressions of one elimination over a model given by its entries.
+
+    Parameters
+    ----------
+    n_atoms : int
+        Rows of the model matrix.
+    atom, cell : numpy.ndarray
+        Its entries (row, column), grouped by row and increasing in column within a row; the
+        columns are the cells ``0 .. len(status) - 1``.
+    status : numpy.ndarray
+        :class:`CellStatus` of each cell; primaries are protected, safe cells are candidates,
+        protected (frozen) and empty cells are published first, suppressed secondaries stay.
+    cost : numpy.ndarray
+        Cost of each cell (candidates are published in decreasing order of it).
+    arithmetic : {"exact", "modular", "float"}
+        As for :class:`GaussSuppression <sdckit.tables.GaussSuppression>`.
+
+    Returns
+    -------
+    secondary : numpy.ndarray
+        Boolean, the candidates suppressed.
+    unsafe : numpy.ndarray
+        The primaries no pattern protects (computable from the cells published first).
+    details : dict
+        Counts of the run.
+
+    Examples
+    --------
+    Two cells ``a``, ``b`` over two atoms and their total ``t``; ``a`` is primary, so ``b``
+    (the only other cell with ``a`` in its span) must go:
+
+    >>> import numpy as np
+    >>> from sdckit.tables.table import CellStatus
+    >>> st = np.array([CellStatus.SAFE, CellStatus.PRIMARY, CellStatus.SAFE], dtype=np.int8)
+    >>> sec, unsafe, _ = joint_elimination(2, np.array([0, 0, 1, 1]), np.array([0, 1, 0, 2]),
+    ...                                    st, np.array([9.0, 4.0, 5.0]))
+    >>> sec.tolist(), unsafe.tolist()
+    ([False, False, True], [])
+    """
+    K = _kernel()
+    n = len(status)
+    primary = status == CellStatus.PRIMARY
+    empty = status == CellStatus.EMPTY
+    candidate = status == CellStatus.SAFE
+    publish_first = ((status == CellStatus.PROTECTED) | empty) & ~primary
+    live = primary | candidate | publish_first
+    model = model_from_entries(
+        n_atoms,
+        n,
+        atom.astype(np.int64),
+        cell.astype(np.int64),
+        np.zeros(n_atoms, dtype=np.int64),
+        live,
+        np.full(n_atoms, -1, dtype=np.int64),
+        np.abs(cost) + 1.0,
+    )
+    has_rows = model.n_rows > 0
+    first = np.flatnonzero(publish_first & has_rows)
+    cand = np.flatnonzero(candidate & has_rows)
+    order = np.r_[_order(cost, model, first), _order(cost, model, cand)]
+    kinds = np.r_[np.ones(len(first), dtype=np.int8), np.zeros(len(cand), dtype=np.int8)]
+    flags = np.zeros(n, dtype=np.uint8)
+    flags[live & has_rows] = K.LIVE
+    flags[primary & has_rows] |= K.PRIM
+    modes = {"exact": K.INTEGER, "modular": K.MODULAR, "float": K.FLOAT}
+    res = _eliminate(model, order, kinds, flags, modes[arithmetic], progress)
+    dec = res.decision
+    secondary = np.zeros(n, dtype=bool)
+    secondary[order[(dec == K.SECONDARY) | (dec == K.SECONDARY_SINGLE)]] = True
+    unsafe = np.union1d(np.flatnonzero(res.unsafe == 1), np.flatnonzero(primary & ~has_rows))
+    details = {
+        "atoms": n_atoms,
+        "model_nonzeros": len(model.row_col),
+        "candidates": len(cand),
+        "secondary_reveal": int(secondary.sum()),
+        "arithmetic": {K.INTEGER: "exact", K.MODULAR: "modular", K.FLOAT: "float"}[res.mode],
+    }
+    return secondary, unsafe, details
