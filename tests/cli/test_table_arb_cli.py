@@ -132,19 +132,72 @@ def test_an_unsupported_batch_command_is_one_line(tmp_path: Path, asc: Path) -> 
 def test_a_failed_audit_in_a_batch_withholds_that_table(
     tmp_path: Path, asc: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sdckit.tables import HypercubeSuppression
+    from sdckit.tables import OptimalSuppression
     from sdckit.tables.suppression._common import make_result
 
     def no_secondaries(self, table):  # a method that gives back the primaries alone
-        return make_result(table, table, "hypercube", table.values, False, 0.0, None)
+        return make_result(table, table, "optimal", table.values, False, 0.0, None)
 
-    monkeypatch.setattr(HypercubeSuppression, "apply", no_secondaries)
+    # table 3 (roof x sex, counts) is linked with no other table of the batch
+    monkeypatch.setattr(OptimalSuppression, "apply", no_secondaries)
     arb = batch_copy(tmp_path, asc)
+    text = arb.read_text(encoding="utf-8")  # table 3 written as published (no status)
+    arb.write_text(text.replace('(3,1,AS+,"out/roof_sex.csv")', '(3,1,AS-,"out/roof_sex.csv")'))
     code, stdout, stderr = run("table", arb)
     assert code == 1, (stdout, stderr)
     assert "Traceback" not in stdout + stderr
-    assert "table 2: the audit found" in stderr and "Do not publish" in stderr
-    assert not (tmp_path / "out" / "relat_sex.csv").exists()
+    assert "table 3: the audit found" in stderr and "Do not publish" in stderr
+    assert not (tmp_path / "out" / "roof_sex.csv").exists()
     # the other tables ran and wrote their outputs
-    for name in ("water_roof.csv", "water_roof_status.csv", "roof_sex.csv"):
+    for name in ("water_roof.csv", "water_roof_status.csv", "relat_sex.csv"):
         assert (tmp_path / "out" / name).is_file()
+
+
+LINKED_BATCH = """// two count tables of one file: they share the water margin and the total
+<OPENMICRODATA> "testdata.asc"
+<OPENMETADATA> "testdata.rda"
+<SPECIFYTABLE> "water""roof"|<freq>
+<SAFETYRULE> FREQ(40,20)
+<SPECIFYTABLE> "water""relat"|<freq>
+<SAFETYRULE> FREQ(40,20)
+<READMICRODATA>
+<SUPPRESS> MOD(1,5,1,0,0)
+<WRITETABLE> (1,2,,"out/water_roof.csv")
+<SUPPRESS> MOD(2,5,1,0,0)
+<WRITETABLE> (2,2,,"out/water_relat.csv")
+"""
+
+
+def test_tables_of_one_file_are_protected_together(tmp_path: Path, asc: Path) -> None:
+    """Protected one by one, the two tables suppress a water-margin cell in one table and
+    publish it in the other, which leaves primaries short in the joint audit; the batch run
+    protects them as linked tables: the common cells agree and the joint audit passes."""
+    from sdckit.jobs import run_table_jobs
+    from sdckit.tables import LinkedTables
+
+    arb = batch_copy(tmp_path / "cli", asc, name="linked.arb")
+    arb.write_text(LINKED_BATCH, encoding="utf-8")
+    jobs = load_arb_jobs(arb)
+    alone = [run_table_job(job, write=False) for job in jobs]
+    assert all(res.protected for res in alone)  # each table on its own passes its audit
+    apart = LinkedTables([res.table for res in alone])
+    assert not apart.consistent
+    assert not apart.audit().ok  # a common cell published in one table gives it away
+    code, stdout, stderr = run("table", arb)
+    assert code == 0, stderr
+    together = run_table_jobs(jobs, write=False)
+    linked = LinkedTables([res.table for res in together])
+    assert linked.consistent and linked.audit().ok
+    assert [res.suppression.details["linked_with"] for res in together] == [[1], [0]]
+    assert all(res.protected for res in together)
+    # the published files hide exactly the suppressed cells, the same common cells in both
+    hidden = []
+    for res, name in zip(together, ("water_roof.csv", "water_relat.csv"), strict=True):
+        published = pl.read_csv(arb.parent / "out" / name)
+        assert published["value"].is_null().to_list() == res.table.suppressed.tolist()
+        hidden.append(published)
+    margin = [
+        frame.filter(pl.col(other) == "Total").sort("water")["value"].is_null().to_list()
+        for frame, other in zip(hidden, ("roof", "relat"), strict=True)
+    ]
+    assert margin[0] == margin[1] and any(margin[0])

@@ -110,10 +110,10 @@ def hierarchy(data: pl.DataFrame, levels: list[str]) -> tuple[Hierarchy, dict]:
     levels with the same records are one node), its parent the smallest strict superset.
     Returns it with the node of every ``(variable, code)``."""
     finest = levels[-1]
-    pairs = data.select([*levels]).unique()
+    pairs = data.select([*levels]).unique(maintain_order=True)
     sets: dict[tuple[str, str], frozenset[str]] = {}
     for v in levels:
-        for code, group in pairs.group_by(v):
+        for code, group in pairs.group_by(v, maintain_order=True):
             sets[(v, str(code[0]))] = frozenset(group[finest].to_list())
     name: dict[frozenset[str], str] = {}
     for (v, code), s in sets.items():

@@ -12,6 +12,8 @@ written and the status is 1.
 ``sdckit table BATCH.arb`` runs a tau-ARGUS batch file instead: every ``<SPECIFYTABLE>`` is a
 table job (:func:`sdckit.jobs.tauargus.load_arb_jobs`, all validated before the first runs),
 run in order and printed like a TOML job; the status is 1 when the audit of any table failed.
+Tables of the batch built from the same records with the same response share cells and are
+protected together as linked tables (:func:`sdckit.jobs.run_table_jobs`).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def table_command(
     """Protect a statistical table: sensitivity rules, secondary suppression, audit."""
     from sdckit._validation import check_int
     from sdckit.errors import SdcError
-    from sdckit.jobs import load_table_job, run_table_job
+    from sdckit.jobs import load_table_job, run_table_job, run_table_jobs
     from sdckit.jobs.tauargus import load_arb_jobs
 
     console = stdout_console()
@@ -77,6 +79,15 @@ def table_command(
             check_int(seed, "--seed", minimum=0)
         jobs = load_arb_jobs(job_file) if batch else [load_table_job(job_file)]
     ok = True
+    if batch and len(jobs) > 1:
+        # tables of one file share cells: run_table_jobs protects them together
+        with reported_errors(), progress_bar(console) as progress:
+            outcomes = run_table_jobs(jobs, progress=progress)
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            ok = _print_outcome(console, job, outcome) and ok
+        if not ok:
+            raise typer.Exit(1)
+        return
     for job in jobs:
         with reported_errors():
             try:

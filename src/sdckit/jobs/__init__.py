@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sdckit.jobs.load import CandidateSpec, Job, RUMapSpec, StepSpec, load_job
     from sdckit.jobs.run import JobResult, Progress, run_job
-    from sdckit.jobs.tables import TableJob, TableJobResult, load_table_job, run_table_job
+    from sdckit.jobs.tables import (
+        TableJob,
+        TableJobResult,
+        load_table_job,
+        run_table_job,
+        run_table_jobs,
+    )
     from sdckit.jobs.target import RiskTarget
 
 # Imported on first use: a table job (``sdckit table``) needs neither the microdata methods
@@ -40,6 +46,7 @@ _WHERE = {
     "TableJobResult": "tables",
     "load_table_job": "tables",
     "run_table_job": "tables",
+    "run_table_jobs": "tables",
     "RiskTarget": "target",
 }
 
@@ -70,4 +77,5 @@ __all__ = [
     "load_table_job",
     "run_job",
     "run_table_job",
+    "run_table_jobs",
 ]

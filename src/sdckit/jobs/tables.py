@@ -27,7 +27,14 @@ from sdckit.jobs._methods import instantiate, method_class
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 from sdckit.protection import clone
 
-__all__ = ["AUDIT_PARAMETERS", "TableJob", "TableJobResult", "load_table_job", "run_table_job"]
+__all__ = [
+    "AUDIT_PARAMETERS",
+    "TableJob",
+    "TableJobResult",
+    "load_table_job",
+    "run_table_job",
+    "run_table_jobs",
+]
 
 _SECTIONS = {"title", "input", "table", "rules", "suppression", "audit", "output"}
 
@@ -381,6 +388,11 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
     params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
     checked = audit(result.table, **params)
     report("Table protection", 3, len(stages))
+    return _finish(job, result, checked, write)
+
+
+def _finish(job: TableJob, result: Any, checked: Any, write: bool) -> TableJobResult:
+    """Write a protected table's outputs (the published ones only when ``checked`` passed)."""
     protected_table = checked.table  # carries the audit's verdict
     written: list[Path] = []
     withheld: list[Path] = []
@@ -416,3 +428,95 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
                 else:
                     withheld.append(job.report_external)
     return TableJobResult(protected_table, result, checked, written, withheld)
+
+
+def _linked_groups(tables: Sequence[Any]) -> list[list[int]]:
+    """The jobs whose tables come from the same records and response: each group is
+    protected as linked tables (every pair's common cells agree in value); the others alone."""
+    from sdckit.errors import DataError
+    from sdckit.tables import LinkedTables
+
+    groups: list[list[int]] = []
+    for k, t in enumerate(tables):
+        for g in groups:
+            first = tables[g[0]]
+            if t.kind != first.kind:
+                continue
+            try:
+                LinkedTables([first, t])
+            except DataError:  # common cells differ: other records or another response
+                continue
+            except ParameterError:
+                raise ParameterError(
+                    f"Tables {g[0] + 1} and {k + 1} share a variable with two different "
+                    "hierarchies. Tables of one file are protected together (linked tables: "
+                    "an intruder reads them side by side), which needs one hierarchy per "
+                    "variable; give that variable the same hierarchy in both."
+                ) from None
+            g.append(k)
+            break
+        else:
+            groups.append([k])
+    return groups
+
+
+def run_table_jobs(
+    jobs: Sequence[TableJob], *, progress: Any = None, write: bool = True
+) -> list[TableJobResult]:
+    """Run several table jobs; tables from the same records are protected as linked tables.
+
+    Tables of one microdata file with the same response share cells (at least the grand
+    total; a shared variable's margin), and an intruder reads them together.  Such jobs are
+    protected by :meth:`LinkedTables.protect <sdckit.tables.LinkedTables.protect>` (each with
+    its own method, every common cell suppressed in all or none, the joint LP audit and
+    repair), then each table is audited on its own as well; a job whose tables share no cell
+    value with another runs as :func:`run_table_job`.  Tables that share a variable with two
+    different hierarchies cannot be linked: a :class:`ParameterError`.
+
+    Returns
+    -------
+    list of TableJobResult
+        In the order of ``jobs``; ``suppression.details["linked_with"]`` lists the other jobs
+        (0-based) a table was protected with.
+    """
+    import time
+
+    from sdckit.tables import LinkedTables, apply_rules, audit
+    from sdckit.tables.suppression._common import cell_costs, make_result
+
+    report = progress or (lambda stage, done, total: None)
+    groups = _linked_groups([job.table for job in jobs])
+    results: dict[int, TableJobResult] = {}
+    for group in groups:
+        if len(group) == 1:
+            results[group[0]] = run_table_job(jobs[group[0]], progress=progress, write=write)
+            continue
+        start = time.perf_counter()
+        report("Linked tables", 0, 2)
+        marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
+        linked = LinkedTables(marked)
+        methods = [_with_progress(jobs[k].suppression, progress) for k in group]
+        protection = linked.protect(methods)
+        report("Linked tables", 1, 2)
+        seconds = time.perf_counter() - start
+        for pos, k in enumerate(group):
+            job = jobs[k]
+            out = protection.linked.tables[pos]
+            method = job.suppression
+            result = make_result(
+                out,
+                marked[pos],
+                type(method).__name__.removesuffix("Suppression").lower(),
+                cell_costs(marked[pos], method.get_params().get("cost", "value")),
+                False,
+                seconds,
+                protection.protected,
+                linked_with=[j for j in group if j != k],
+                joint_rounds=protection.rounds,
+                joint_repairs=protection.joint_repairs,
+            )
+            params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
+            checked = audit(result.table, **params)
+            results[k] = _finish(job, result, checked, write)
+        report("Linked tables", 2, 2)
+    return [results[k] for k in range(len(jobs))]

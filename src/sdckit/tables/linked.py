@@ -419,6 +419,10 @@ class LinkedTables:
     def audit(self, *, tolerance: float = 1e-6, check_secondary: bool = False) -> LinkedAudit:
         """The LP audit over the combined relation system (all tables published at once).
 
+        A cell counts as hidden only when every table holding it suppresses it; a copy
+        published in another table gives its value away (``exact``, and a primary so
+        published is under-protected).
+
         Examples
         --------
         >>> import polars as pl
@@ -431,22 +435,31 @@ class LinkedTables:
         """
         tol = check_real(tolerance, "tolerance", minimum=0)
         status, up, low, sl = self._merged()
-        supp = (status == CellStatus.PRIMARY) | (status == CellStatus.SECONDARY)
-        cells = np.flatnonzero(supp)
+        # a cell is hidden only where every table holding it suppresses it: a copy published
+        # in one table gives its value (an inconsistent pattern discloses that cell)
+        n_supp = np.zeros(self.n_distinct, dtype=np.int64)
+        for t, ids in zip(self.tables, self.cell_map, strict=True):
+            np.add.at(n_supp, ids, t.suppressed.astype(np.int64))
+        cells = np.flatnonzero(n_supp > 0)
         locations = self._locations(cells)
         if not len(cells):
             empty = np.zeros(0)
             no = np.zeros(0, dtype=bool)
             return LinkedAudit(cells, empty, empty, no, no, locations)
-        m = self.constraint_matrix[:, cells]
+        hidden = n_supp[cells] == self._copies[cells]
+        unknown = cells[hidden]
         a = self.values[cells]
-        lb = np.minimum(self.lower_bounds[cells], a)
-        ub = np.maximum(self.upper_bounds[cells], a)
-        zeros = np.zeros(m.shape[0])
-        d_lo, d_hi = feasibility_intervals(
-            m, zeros, zeros, lb - a, ub - a, threads=available_cores()
-        )
-        lo, hi = a + d_lo, a + d_hi
+        lo, hi = a.copy(), a.copy()
+        if len(unknown):
+            m = self.constraint_matrix[:, unknown]
+            au = self.values[unknown]
+            lb = np.minimum(self.lower_bounds[unknown], au)
+            ub = np.maximum(self.upper_bounds[unknown], au)
+            zeros = np.zeros(m.shape[0])
+            d_lo, d_hi = feasibility_intervals(
+                m, zeros, zeros, lb - au, ub - au, threads=available_cores()
+            )
+            lo[hidden], hi[hidden] = au + d_lo, au + d_hi
         eps = tol * (1.0 + np.abs(a))
         exact = (hi - lo) <= eps
         prim = status[cells] == CellStatus.PRIMARY
@@ -504,9 +517,10 @@ class LinkedTables:
 
         Parameters
         ----------
-        method : TableMethod, optional
+        method : TableMethod or sequence of TableMethod, optional
             A secondary-suppression method (default :class:`HypercubeSuppression`), applied to
-            each table in turn with the suppressions found so far forced on it.
+            each table in turn with the suppressions found so far forced on it; or one method
+            per table (a tau-ARGUS batch may name another method for each table).
         max_rounds : int, default 10
             Rounds of (protect every table, audit jointly, repair jointly).
         cost : {"value", "unity", "contributors"}
@@ -535,20 +549,23 @@ class LinkedTables:
         max_rounds = check_int(max_rounds, "max_rounds", minimum=1)
         if method is None:
             method = HypercubeSuppression()
-        if getattr(method, "kind", None) != "suppression":
+        methods = list(method) if isinstance(method, (list, tuple)) else [method] * len(self.tables)
+        if len(methods) != len(self.tables) or any(
+            getattr(m, "kind", None) != "suppression" for m in methods
+        ):
             raise ParameterError(
                 "The 'method' of LinkedTables.protect must be a secondary-suppression method "
-                "(HypercubeSuppression, ModularSuppression, OptimalSuppression)."
+                "(HypercubeSuppression, ModularSuppression, OptimalSuppression, "
+                "GaussSuppression), or a list of one per table."
             )
         current = self.synced()
         details: dict[str, Any] = {}
         if not isinstance(joint_elimination, bool):
             raise ParameterError("The 'joint_elimination' parameter must be True or False.")
         if joint_elimination:
-            current, details["joint_elimination"] = current._eliminate_jointly(method, cost)
+            current, details["joint_elimination"] = current._eliminate_jointly(methods[0], cost)
         repairs = 0
         passes = 0
-        joint = current.audit()
         rounds = 0
         for rounds in range(1, max_rounds + 1):  # noqa: B007 - the count is reported
             changed = True
@@ -559,7 +576,7 @@ class LinkedTables:
                     t = current.tables[k]
                     if not t.primary.any() and not t.suppressed.any():
                         continue
-                    out = method.apply(t).table
+                    out = methods[k].apply(t).table
                     if np.any(out.suppressed & ~t.suppressed):
                         changed = True
                     tables = list(current.tables)
