@@ -42,7 +42,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from sdckit._results import Summary
-from sdckit._validation import check_int, check_real
+from sdckit._validation import check_choice, check_int, check_real
 from sdckit._workers import available_cores
 from sdckit.errors import DataError, InfeasibleError, ParameterError
 from sdckit.tables._lp import feasibility_intervals
@@ -118,7 +118,8 @@ class LinkedProtection:
     linked : LinkedTables
         The tables with primary and secondary suppressions (common cells agree).
     audit : LinkedAudit
-        The joint audit of the final pattern.
+        The joint audit of the final pattern (check mode: every requirement decided exactly,
+        the intervals inner ones; `linked.audit()` gives the exact intervals).
     rounds : int
         Rounds of the scheme (a round protects every table once, then audits jointly).
     joint_repairs : int
@@ -416,12 +417,17 @@ class LinkedTables:
 
         return self.with_tables([apply_rules(t, rules) for t in self.tables]).synced()
 
-    def audit(self, *, tolerance: float = 1e-6, check_secondary: bool = False) -> LinkedAudit:
+    def audit(
+        self, *, tolerance: float = 1e-6, check_secondary: bool = False, intervals: str = "exact"
+    ) -> LinkedAudit:
         """The LP audit over the combined relation system (all tables published at once).
 
         A cell counts as hidden only when every table holding it suppresses it; a copy
         published in another table gives its value away (``exact``, and a primary so
-        published is under-protected).
+        published is under-protected).  ``intervals="check"`` decides each requirement
+        exactly from as few LPs as possible (the intervals of cells whose requirement the
+        points of earlier LPs prove are then inner ones; without ``check_secondary`` the
+        secondaries' are not computed, NaN), as :func:`sdckit.tables.audit` does.
 
         Examples
         --------
@@ -434,6 +440,7 @@ class LinkedTables:
         True
         """
         tol = check_real(tolerance, "tolerance", minimum=0)
+        check_choice(intervals, "intervals", ("exact", "check"))
         status, up, low, sl = self._merged()
         # a cell is hidden only where every table holding it suppresses it: a copy published
         # in one table gives its value (an inconsistent pattern discloses that cell)
@@ -456,8 +463,27 @@ class LinkedTables:
             lb = np.minimum(self.lower_bounds[unknown], au)
             ub = np.maximum(self.upper_bounds[unknown], au)
             zeros = np.zeros(m.shape[0])
+            requirement = targets = None
+            if intervals == "check":
+                pu = status[unknown] == CellStatus.PRIMARY
+                tiny = tol * (1.0 + np.abs(au)) * 2.0
+                requirement = (
+                    np.where(pu, -low[unknown], np.inf),
+                    np.where(pu, up[unknown], -np.inf),
+                    np.where(pu, np.maximum(sl[unknown], tiny), tiny),
+                    np.zeros(len(unknown)),
+                )
+                if not check_secondary:
+                    targets = np.flatnonzero(pu)
             d_lo, d_hi = feasibility_intervals(
-                m, zeros, zeros, lb - au, ub - au, threads=available_cores()
+                m,
+                zeros,
+                zeros,
+                lb - au,
+                ub - au,
+                targets=targets,
+                need=requirement,
+                threads=available_cores(),
             )
             lo[hidden], hi[hidden] = au + d_lo, au + d_hi
         eps = tol * (1.0 + np.abs(a))
@@ -533,8 +559,8 @@ class LinkedTables:
             together, even by an intruder who knows which combinations of all the variables
             have no records.  That is stricter than the joint LP audit (which does not assume
             that knowledge) and costs more suppressions: on the four tables of GaussSuppression's
-            d53 test data, 1,635 secondaries in 66 s against 1,438 in 17 s without it (both
-            passing the joint audit).  Needs tables built by :meth:`from_microdata`;
+            d53 test data, 1,635 secondaries against 1,438 without it (both passing the joint
+            audit, each in under a second; ``bench/bench_linked.py``).  Needs tables built by :meth:`from_microdata`;
             ``details["joint_elimination"]`` holds its counts.
 
         Raises
@@ -582,7 +608,7 @@ class LinkedTables:
                     tables = list(current.tables)
                     tables[k] = out
                     current = current.with_tables(tables).synced()
-            joint = current.audit()
+            joint = current.audit(intervals="check")
             if joint.ok:
                 break
             current, added = current._joint_repair(joint, cost)
