@@ -367,3 +367,29 @@ def test_joint_elimination_needs_the_records_and_a_flag(linked: LinkedTables) ->
         LinkedTables(linked.tables).joint_model()
     with pytest.raises(SdcError, match="joint_elimination"):
         linked.protect(joint_elimination="yes")  # type: ignore[arg-type]
+
+
+def test_a_cell_published_in_one_table_is_known_in_the_joint_audit(linked: LinkedTables) -> None:
+    """An inconsistent pattern: the region margin r1 (10 records), primary, suppressed with
+    a cycle of four cells in table 1 and published in table 2.  The joint audit reads it from
+    table 2 (exact, under-protected) instead of treating it as hidden.  Made consistent it
+    still leaks (table 2's age cells add up to it), which protect() repairs."""
+    t1, t2 = linked.tables
+    r1 = t1.cell(region="r1", sex="Total")
+    assert t1.values[r1] == 10
+    cycle = [t1.cell(region=r, sex=s) for r in ("r1", "r2") for s in ("Total", "m")]
+    t1 = t1.suppress([r1], status=CellStatus.PRIMARY).suppress(cycle[1:])
+    apart = linked.with_tables([t1, t2])
+    assert not apart.consistent
+    joint = apart.audit()
+    k = int(np.flatnonzero(joint.cells == int(apart.cell_map[0][r1]))[0])
+    assert joint.exact[k] and not joint.protected[k]
+    assert joint.minimum[k] == joint.maximum[k] == 10.0
+    assert (0, r1) in joint.under_protected
+    together = apart.synced()  # the margin cells suppressed in table 2 too
+    assert together.consistent
+    assert not together.audit().ok
+    fixed = together.protect()
+    assert fixed.protected and fixed.linked.consistent
+    t2 = fixed.linked.tables[1]
+    assert t2.suppressed[[t2.cell(region="r1", age=a) for a in ("a1", "a2")]].any()
