@@ -183,7 +183,7 @@ def test_tables_of_one_file_are_protected_together(tmp_path: Path, asc: Path) ->
     apart = LinkedTables([res.table for res in alone])
     assert not apart.consistent
     assert not apart.audit().ok  # a common cell published in one table gives it away
-    code, stdout, stderr = run("table", arb)
+    code, _stdout, stderr = run("table", arb)
     assert code == 0, stderr
     together = run_table_jobs(jobs, write=False)
     linked = LinkedTables([res.table for res in together])

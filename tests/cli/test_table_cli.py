@@ -247,3 +247,39 @@ def test_an_infeasible_table_names_cells_by_position(tmp_path: Path) -> None:
     assert "along 'g' has no other cell that may be suppressed" in stderr
     assert "secretcode" not in stderr and "Traceback" not in stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_several_jobs_on_one_file_are_protected_together(tmp_path: Path, census_csv: Path) -> None:
+    """``sdckit table A.toml B.toml``: two tables of the same records (region x occupation,
+    region x sex: the region margin is common) are protected as linked tables, so every
+    common cell has the same symbol in both published files and the joint audit passes."""
+    from sdckit.jobs import load_table_job, run_table_jobs
+    from sdckit.tables import LinkedTables
+
+    first = tmp_path / "a.toml"
+    first.write_text(job_text(census_csv), encoding="utf-8")
+    second = tmp_path / "b.toml"
+    text = job_text(census_csv).replace('"occupation"]', '"sex"]').replace("out/", "out/b_")
+    second.write_text(text.replace("threshold = 3", "threshold = 60"), encoding="utf-8")
+    code, stdout, stderr = run("table", first, second)
+    assert code == 0, stderr
+    assert stdout.count("every suppressed cell protected") == 2
+    a = read_data(tmp_path / "out" / "full.csv")
+    b = read_data(tmp_path / "out" / "b_full.csv")
+    margin_a = a.filter(pl.col("occupation") == "Total").sort("region")["status"]
+    margin_b = b.filter(pl.col("sex") == "Total").sort("region")["status"]
+    hidden_a = margin_a.is_in(["primary", "secondary"]).to_list()
+    assert hidden_a == margin_b.is_in(["primary", "secondary"]).to_list()
+    assert any(hidden_a)  # the rule of 60 makes the Islands margin (51) primary
+    jobs = [load_table_job(first), load_table_job(second)]
+    results = run_table_jobs(jobs, write=False)
+    assert LinkedTables([r.table for r in results]).audit().ok
+    # run alone, the first job publishes the Islands margin that the second hides
+    from sdckit.jobs import run_table_job
+
+    alone = [run_table_job(job, write=False).table for job in jobs]
+    assert not LinkedTables(alone).audit().ok
+    assert results[0].suppression.details["linked_with"] == [1]
+    # two jobs writing the same file are refused before any work
+    second.write_text(job_text(census_csv).replace('"occupation"]', '"sex"]'), "utf-8")
+    assert_one_line_error(*run("table", first, second), "write the same file")

@@ -13,7 +13,9 @@ written and the status is 1.
 table job (:func:`sdckit.jobs.tauargus.load_arb_jobs`, all validated before the first runs),
 run in order and printed like a TOML job; the status is 1 when the audit of any table failed.
 Tables of the batch built from the same records with the same response share cells and are
-protected together as linked tables (:func:`sdckit.jobs.run_table_jobs`).
+protected together as linked tables (:func:`sdckit.jobs.run_table_jobs`).  ``sdckit table
+A.toml B.toml ...`` runs several jobs the same way (all validated first; two jobs may not
+write the same file).
 """
 
 from __future__ import annotations
@@ -57,10 +59,30 @@ def _print_outcome(console: Any, job: Any, outcome: Any) -> bool:
     return bool(checked.ok)
 
 
+def _check_distinct_outputs(jobs: list[Any]) -> None:
+    """Refuse jobs of one run that write the same file (one would overwrite the other)."""
+    from sdckit.errors import ParameterError
+
+    seen: dict[Path, Any] = {}
+    for job in jobs:
+        for p in (job.output_table, job.output_full, job.report_internal, job.report_external):
+            if p is None:
+                continue
+            other = seen.setdefault(p.resolve(), job)
+            if other is not job:
+                raise ParameterError(
+                    f"The jobs {other.title!r} and {job.title!r} write the same file "
+                    f"{p.name!r}; give each job its own outputs."
+                )
+
+
 def table_command(
-    job_file: Annotated[
-        Path,
-        typer.Argument(help="The table job file (TOML), or a tau-ARGUS batch file (.arb)."),
+    job_files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The table job file (TOML), or a tau-ARGUS batch file (.arb); several files "
+            "are run together (tables of one file protected as linked tables)."
+        ),
     ],
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (no table method is random yet).")
@@ -73,13 +95,19 @@ def table_command(
     from sdckit.jobs.tauargus import load_arb_jobs
 
     console = stdout_console()
-    batch = job_file.suffix.lower() == ".arb"
+    batch = any(f.suffix.lower() == ".arb" for f in job_files)
     with reported_errors():
         if seed is not None:
             check_int(seed, "--seed", minimum=0)
-        jobs = load_arb_jobs(job_file) if batch else [load_table_job(job_file)]
+        jobs = []
+        for job_file in job_files:
+            if job_file.suffix.lower() == ".arb":
+                jobs.extend(load_arb_jobs(job_file))
+            else:
+                jobs.append(load_table_job(job_file))
+        _check_distinct_outputs(jobs)
     ok = True
-    if batch and len(jobs) > 1:
+    if len(jobs) > 1:
         # tables of one file share cells: run_table_jobs protects them together
         with reported_errors(), progress_bar(console) as progress:
             outcomes = run_table_jobs(jobs, progress=progress)

@@ -558,10 +558,11 @@ class LinkedTables:
             primary can be computed exactly from the published cells of all the tables
             together, even by an intruder who knows which combinations of all the variables
             have no records.  That is stricter than the joint LP audit (which does not assume
-            that knowledge) and costs more suppressions: on the four tables of GaussSuppression's
-            d53 test data, 1,635 secondaries against 1,438 without it (both passing the joint
-            audit, each in under a second; ``bench/bench_linked.py``).  Needs tables built by :meth:`from_microdata`;
-            ``details["joint_elimination"]`` holds its counts.
+            that knowledge) and costs more suppressions: on the four tables of
+            GaussSuppression's d53 test data, 1,635 secondaries against 1,438 without it (both
+            passing the joint audit, each in under a second; ``bench/bench_linked.py``).
+            Needs tables built by :meth:`from_microdata`; ``details["joint_elimination"]``
+            holds its counts.
 
         Raises
         ------
