@@ -183,8 +183,11 @@ def test_tables_of_one_file_are_protected_together(tmp_path: Path, asc: Path) ->
     apart = LinkedTables([res.table for res in alone])
     assert not apart.consistent
     assert not apart.audit().ok  # a common cell published in one table gives it away
-    code, _stdout, stderr = run("table", arb)
+    code, stdout, stderr = run("table", arb)
     assert code == 0, stderr
+    text = " ".join(stdout.split())
+    assert text.count("protected together with") == 2
+    assert text.count("joint audit of the linked tables │ passed") == 2
     together = run_table_jobs(jobs, write=False)
     linked = LinkedTables([res.table for res in together])
     assert linked.consistent and linked.audit().ok

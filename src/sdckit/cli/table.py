@@ -30,7 +30,7 @@ from sdckit.cli._common import fail, progress_bar, reported_errors, stdout_conso
 __all__ = ["table_command"]
 
 
-def _print_outcome(console: Any, job: Any, outcome: Any) -> bool:
+def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | None = None) -> bool:
     """Print the summary of one table job and what it wrote; True when the audit passed."""
     from rich.table import Table as RichTable
 
@@ -43,6 +43,12 @@ def _print_outcome(console: Any, job: Any, outcome: Any) -> bool:
     for label, value in table.summary().rows:
         summary.add_row(label, value if isinstance(value, str) else format_value(value))
     summary.add_row("suppression method", result.method)
+    linked = result.details.get("linked_with") if titles is not None else None
+    if linked:
+        summary.add_row("protected together with", "; ".join(titles[j] for j in linked))
+        summary.add_row(
+            "joint audit of the linked tables", "passed" if result.protected else "FAILED"
+        )
     mode = "" if job.audit_params is not None else " (check mode)"
     summary.add_row("audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED")
     console.print(summary)
@@ -111,8 +117,15 @@ def table_command(
         # tables of one file share cells: run_table_jobs protects them together
         with reported_errors(), progress_bar(console) as progress:
             outcomes = run_table_jobs(jobs, progress=progress)
+        # a batch's tables by their number in it ("table 2"), other jobs by their title
+        titles = [
+            job.title.rsplit(", ", 1)[-1]
+            if job.path.suffix.lower() == ".arb" and len(job_files) == 1
+            else job.title
+            for job in jobs
+        ]
         for job, outcome in zip(jobs, outcomes, strict=True):
-            ok = _print_outcome(console, job, outcome) and ok
+            ok = _print_outcome(console, job, outcome, titles) and ok
         if not ok:
             raise typer.Exit(1)
         return
