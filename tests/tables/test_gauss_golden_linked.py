@@ -38,6 +38,14 @@ The level variables of a dimension nest (``age_l`` > ``age_m`` > ``age_h``), so 
 a three-way hierarchical table.  Codes of two levels that hold the same records (``lms`` code
 ``SIN`` at both levels, ``age_m`` ``100`` over the one ``age_h`` ``100``) are separate R rows
 but one sdckit cell: their rows are suppressed together.
+
+The same R test runs the four tables through ``tables_by_formulas`` (one output over the
+combined formula ``~ (f1) + (f2) + (f3) + (f4)``, its rows in the order of that formula's terms)
+and asserts the sum over those rows (``sum2``): ``global_FALSE = 21619689`` (one elimination
+over the combined model matrix: sdckit's joint elimination over the atoms) and
+``local_FALSE = 20753475`` (each table on its own, the candidates in the combined model's
+order).  Both are reproduced at the end of this module; the "consistent" and "back-tracking"
+sums (``20747225``) are not: sdckit's linked scheme is the iterative one with an LP audit.
 """
 
 from __future__ import annotations
@@ -297,3 +305,50 @@ def test_d53_global_gauss_is_r_golden(d53: pl.DataFrame) -> None:
     assert not len(unsafe)
     suppressed = fresh | (status == CellStatus.PRIMARY)
     assert sum(k + 1 for k, c in enumerate(cells) if suppressed[c]) == GLOBAL_SUM
+
+
+# R's "local" protection through tables_by_formulas: each table protected on its own, but in
+# the candidate order of the combined model (``sum2`` of the same R test)
+LOCAL_GLOBAL_ORDER_SUM = 20753475
+
+
+def test_d53_local_tables_in_the_combined_order_are_r_golden(d53: pl.DataFrame) -> None:
+    """Each table's own elimination, its candidates published in the order of the joint
+    model (cost, then ``X' X (cost + 1)`` over the atoms: the order R builds over the
+    combined formula), gives R's asserted sum over the combined rows for the union of the
+    four patterns; each table in its own order gives another."""
+    from sdckit.tables.suppression import gauss
+
+    tables = [dims for dims, _ in TABLES.values()]
+    lk, cells = linked_of(d53, tables)
+    status = lk.status
+    w = lk._costs("value", status)
+    n_atoms, atom, cell = lk.joint_model()
+    model = gauss.model_from_entries(
+        n_atoms,
+        lk.n_distinct,
+        atom,
+        cell,
+        np.zeros(n_atoms, dtype=np.int64),
+        np.ones(lk.n_distinct, dtype=bool),
+        np.full(n_atoms, -1, dtype=np.int64),
+        np.abs(w) + 1.0,
+    )
+    order = gauss._order(w, model, np.arange(lk.n_distinct))
+    rank = np.empty(lk.n_distinct)
+    rank[order] = np.arange(lk.n_distinct, 0, -1)  # published first: the highest cost
+
+    def union(costs: bool) -> np.ndarray:
+        out = status == CellStatus.PRIMARY
+        for t, ids in zip(lk.tables, lk.cell_map, strict=True):
+            method = GaussSuppression(singletons=False, repair_limit=0)
+            if costs:
+                method = GaussSuppression(singletons=False, repair_limit=0, cost=rank[ids])
+            out[ids[method.apply(t).table.suppressed]] = True
+        return out
+
+    def r_total(suppressed: np.ndarray) -> int:
+        return sum(k + 1 for k, c in enumerate(cells) if suppressed[c])
+
+    assert r_total(union(costs=True)) == LOCAL_GLOBAL_ORDER_SUM
+    assert r_total(union(costs=False)) != LOCAL_GLOBAL_ORDER_SUM
