@@ -42,10 +42,12 @@ but one sdckit cell: their rows are suppressed together.
 The same R test runs the four tables through ``tables_by_formulas`` (one output over the
 combined formula ``~ (f1) + (f2) + (f3) + (f4)``, its rows in the order of that formula's terms)
 and asserts the sum over those rows (``sum2``): ``global_FALSE = 21619689`` (one elimination
-over the combined model matrix: sdckit's joint elimination over the atoms) and
+over the combined model matrix: sdckit's joint elimination over the atoms),
 ``local_FALSE = 20753475`` (each table on its own, the candidates in the combined model's
-order).  Both are reproduced at the end of this module; the "consistent" and "back-tracking"
-sums (``20747225``) are not: sdckit's linked scheme is the iterative one with an LP audit.
+order) and ``back-tracking_FALSE = consistent_FALSE = 20747225`` (the tables protected in
+turn, every cell suppressed so far a primary in the next table, until nothing changes:
+``LinkedTables.protect(..., secondaries_as_primary=True)``).  All three are reproduced at the
+end of this module.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ import pytest
 from sdckit.tables import (
     GaussSuppression,
     Hierarchy,
+    LinkedProtection,
     LinkedTables,
     MinFrequency,
     Table,
@@ -312,17 +315,12 @@ def test_d53_global_gauss_is_r_golden(d53: pl.DataFrame) -> None:
 LOCAL_GLOBAL_ORDER_SUM = 20753475
 
 
-def test_d53_local_tables_in_the_combined_order_are_r_golden(d53: pl.DataFrame) -> None:
-    """Each table's own elimination, its candidates published in the order of the joint
-    model (cost, then ``X' X (cost + 1)`` over the atoms: the order R builds over the
-    combined formula), gives R's asserted sum over the combined rows for the union of the
-    four patterns; each table in its own order gives another."""
+def combined_order(lk: LinkedTables) -> np.ndarray:
+    """A cost per distinct cell that ranks the candidates as R's CandidatesDefault does over
+    the combined model: value, then ``X' X (value + 1)`` over the atoms (highest first)."""
     from sdckit.tables.suppression import gauss
 
-    tables = [dims for dims, _ in TABLES.values()]
-    lk, cells = linked_of(d53, tables)
-    status = lk.status
-    w = lk._costs("value", status)
+    w = lk._costs("value", lk.status)
     n_atoms, atom, cell = lk.joint_model()
     model = gauss.model_from_entries(
         n_atoms,
@@ -337,9 +335,24 @@ def test_d53_local_tables_in_the_combined_order_are_r_golden(d53: pl.DataFrame) 
     order = gauss._order(w, model, np.arange(lk.n_distinct))
     rank = np.empty(lk.n_distinct)
     rank[order] = np.arange(lk.n_distinct, 0, -1)  # published first: the highest cost
+    return rank
+
+
+def r_total(cells: list[int], suppressed: np.ndarray) -> int:
+    return sum(k + 1 for k, c in enumerate(cells) if suppressed[c])
+
+
+def test_d53_local_tables_in_the_combined_order_are_r_golden(d53: pl.DataFrame) -> None:
+    """Each table's own elimination, its candidates published in the order of the joint
+    model (the order R builds over the combined formula), gives R's asserted sum over the
+    combined rows for the union of the four patterns; each table in its own order gives
+    another."""
+    tables = [dims for dims, _ in TABLES.values()]
+    lk, cells = linked_of(d53, tables)
+    rank = combined_order(lk)
 
     def union(costs: bool) -> np.ndarray:
-        out = status == CellStatus.PRIMARY
+        out = lk.status == CellStatus.PRIMARY
         for t, ids in zip(lk.tables, lk.cell_map, strict=True):
             method = GaussSuppression(singletons=False, repair_limit=0)
             if costs:
@@ -347,8 +360,38 @@ def test_d53_local_tables_in_the_combined_order_are_r_golden(d53: pl.DataFrame) 
             out[ids[method.apply(t).table.suppressed]] = True
         return out
 
-    def r_total(suppressed: np.ndarray) -> int:
-        return sum(k + 1 for k, c in enumerate(cells) if suppressed[c])
+    assert r_total(cells, union(costs=True)) == LOCAL_GLOBAL_ORDER_SUM
+    assert r_total(cells, union(costs=False)) != LOCAL_GLOBAL_ORDER_SUM
 
-    assert r_total(union(costs=True)) == LOCAL_GLOBAL_ORDER_SUM
-    assert r_total(union(costs=False)) != LOCAL_GLOBAL_ORDER_SUM
+
+# R's "back-tracking" (and "consistent") through tables_by_formulas
+BACK_TRACKING_SUM = 20747225
+
+
+def test_d53_back_tracking_is_r_golden(d53: pl.DataFrame) -> None:
+    """LinkedTables.protect with every suppression so far protected as a primary in each
+    table (``secondaries_as_primary``) and the combined order gives R's back-tracking
+    pattern, consistent and passing the joint audit with no joint repair; with the
+    suppressions only forced, the joint audit needs a repair and the pattern differs."""
+    tables = [dims for dims, _ in TABLES.values()]
+    lk, cells = linked_of(d53, tables)
+    rank = combined_order(lk)
+    methods = [
+        GaussSuppression(singletons=False, repair_limit=0, cost=rank[ids]) for ids in lk.cell_map
+    ]
+
+    def suppressed(res: LinkedProtection) -> np.ndarray:
+        out = np.zeros(lk.n_distinct, dtype=bool)
+        for t, ids in zip(res.linked.tables, res.linked.cell_map, strict=True):
+            out[ids[t.suppressed]] = True
+        return out
+
+    back = lk.protect(methods, secondaries_as_primary=True)
+    assert r_total(cells, suppressed(back)) == BACK_TRACKING_SUM
+    assert back.protected and back.linked.consistent and back.joint_repairs == 0
+    # the promoted cells are secondaries again in the release
+    for t, orig in zip(back.linked.tables, lk.tables, strict=True):
+        np.testing.assert_array_equal(t.primary, orig.primary)
+    forced = lk.protect(methods)
+    assert forced.protected and forced.joint_repairs >= 1
+    assert r_total(cells, suppressed(forced)) != BACK_TRACKING_SUM

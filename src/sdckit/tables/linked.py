@@ -538,6 +538,7 @@ class LinkedTables:
         max_rounds: int = 10,
         cost: Any = "value",
         joint_elimination: bool = False,
+        secondaries_as_primary: bool = False,
     ) -> LinkedProtection:
         """Secondary suppression of the linked tables by the iterative scheme (module doc).
 
@@ -563,6 +564,14 @@ class LinkedTables:
             passing the joint audit, each in under a second; ``bench/bench_linked.py``).
             Needs tables built by :meth:`from_microdata`; ``details["joint_elimination"]``
             holds its counts.
+        secondaries_as_primary : bool, default False
+            Each table is protected with the cells suppressed so far (in any table, its own
+            earlier secondaries included) as primaries with no protection levels: none may
+            be computable from that table's published cells (they stay secondary in the
+            result).  This is GaussSuppression's "back-tracking" for linked tables, whose
+            published pattern it reproduces with the Gauss method; it suppresses more, and
+            leaves less to the joint repair.  By default they are only forced (suppressed),
+            and the joint LP audit finds what the other tables reveal.
 
         Raises
         ------
@@ -587,8 +596,12 @@ class LinkedTables:
             )
         current = self.synced()
         details: dict[str, Any] = {}
-        if not isinstance(joint_elimination, bool):
-            raise ParameterError("The 'joint_elimination' parameter must be True or False.")
+        for name, flag in (
+            ("joint_elimination", joint_elimination),
+            ("secondaries_as_primary", secondaries_as_primary),
+        ):
+            if not isinstance(flag, bool):
+                raise ParameterError(f"The {name!r} parameter must be True or False.")
         if joint_elimination:
             current, details["joint_elimination"] = current._eliminate_jointly(methods[0], cost)
         repairs = 0
@@ -603,7 +616,19 @@ class LinkedTables:
                     t = current.tables[k]
                     if not t.primary.any() and not t.suppressed.any():
                         continue
-                    out = methods[k].apply(t).table
+                    if secondaries_as_primary:
+                        # R's back-tracking: what is suppressed already must not be
+                        # computable in this table either; it stays secondary in the release
+                        promoted = t.status == CellStatus.SECONDARY
+                        shown = t.with_status(
+                            status=np.where(promoted, CellStatus.PRIMARY, t.status)
+                        )
+                        out = methods[k].apply(shown).table
+                        out = out.with_status(
+                            status=np.where(promoted, CellStatus.SECONDARY, out.status)
+                        )
+                    else:
+                        out = methods[k].apply(t).table
                     if np.any(out.suppressed & ~t.suppressed):
                         changed = True
                     tables = list(current.tables)
