@@ -421,3 +421,18 @@ def test_protect_with_the_joint_elimination_is_consistent_and_passes_jointly(
         supp[ids[t.suppressed]] = True
     prim = np.flatnonzero(lk.status == CellStatus.PRIMARY)
     assert not _computable(_joint_dense(lk), supp, prim).any()
+
+
+@pytest.mark.parametrize("method", [HypercubeSuppression(), ModularSuppression()])
+def test_secondaries_as_primary_with_any_method(linked: LinkedTables, method: Any) -> None:
+    """Every suppression so far protected as a primary of no level in the next table: the
+    result is consistent, passes the joint audit, and marks as primary only the cells the
+    rules marked (the published symbols stay what they were)."""
+    lk = linked.apply_rules(MinFrequency(threshold=3))
+    res = lk.protect(method, secondaries_as_primary=True)
+    assert res.protected and res.linked.consistent
+    for t, orig in zip(res.linked.tables, lk.tables, strict=True):
+        np.testing.assert_array_equal(t.primary, orig.primary)
+        assert audit(t).ok
+    with pytest.raises(SdcError, match="secondaries_as_primary"):
+        lk.protect(method, secondaries_as_primary=1)  # type: ignore[arg-type]
