@@ -432,7 +432,7 @@ def _local_proofs(
         if not open_[g].any() or len(g) == len(cols):
             continue
         sub = csc[:, g]
-        rows = np.unique(sub.indices)
+        rows = np.flatnonzero(np.bincount(sub.indices, minlength=sub.shape[0]))
         sub = sub[rows].tocsr()
         # the fixed unknowns move the rows' bounds by their start values (zero deviations)
         shift = csc[rows] @ start - sub @ start[g]
@@ -523,7 +523,8 @@ def feasibility_intervals(
     def block(b: int) -> None:
         cols = order[bounds[b] : bounds[b + 1]]
         sub = csc[:, cols]
-        rows = np.unique(sub.nonzero()[0])
+        # the rows with a non-zero (sorted): a count, not numpy 2's hashing np.unique
+        rows = np.flatnonzero(np.bincount(sub.nonzero()[0], minlength=sub.shape[0]))
         sub = sub[rows].tocsr()
         rl, ru = row_lower[rows], row_upper[rows]
         cl, cu = col_lower[cols], col_upper[cols]
