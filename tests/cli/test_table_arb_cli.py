@@ -204,3 +204,21 @@ def test_tables_of_one_file_are_protected_together(tmp_path: Path, asc: Path) ->
         for frame, other in zip(hidden, ("roof", "relat"), strict=True)
     ]
     assert margin[0] == margin[1] and any(margin[0])
+
+
+def test_an_error_in_a_later_table_leaves_no_file(
+    tmp_path: Path, asc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every table of a run is protected before the first output is written: an error in
+    the last table (here its method raises) leaves the folder empty and names the job."""
+    from sdckit.errors import InfeasibleError
+    from sdckit.tables import OptimalSuppression
+
+    def refuse(self, table):
+        raise InfeasibleError("no pattern protects this table")
+
+    monkeypatch.setattr(OptimalSuppression, "apply", refuse)
+    arb = batch_copy(tmp_path, asc)  # table 3 (roof x sex) uses OPT
+    code, stdout, stderr = run("table", arb)
+    assert_one_line_error(code, stdout, stderr, "table 3", "no pattern protects")
+    assert not (tmp_path / "out").exists()

@@ -376,6 +376,12 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
     InfeasibleError
         No pattern can protect some primary (the message names it by cell number and position).
     """
+    result, checked = _protect_one(job, progress)
+    return _finish(job, result, checked, write)
+
+
+def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
+    """The rules, the secondary suppression and the audit of one job (nothing written)."""
     from sdckit.tables import apply_rules, audit
 
     report = progress or (lambda stage, done, total: None)
@@ -388,7 +394,7 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
     params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
     checked = audit(result.table, **params)
     report("Table protection", 3, len(stages))
-    return _finish(job, result, checked, write)
+    return result, checked
 
 
 def _finish(job: TableJob, result: Any, checked: Any, write: bool) -> TableJobResult:
@@ -471,7 +477,9 @@ def run_table_jobs(
     its own method, every common cell suppressed in all or none, the joint LP audit and
     repair), then each table is audited on its own as well; a job whose tables share no cell
     value with another runs as :func:`run_table_job`.  Tables that share a variable with two
-    different hierarchies cannot be linked: a :class:`ParameterError`.
+    different hierarchies cannot be linked: a :class:`ParameterError`.  Every table is
+    protected and audited before the first output is written, so an error (it names the
+    jobs) leaves no file behind.
 
     Returns
     -------
@@ -481,30 +489,34 @@ def run_table_jobs(
     """
     import time
 
+    from sdckit.errors import SdcError
     from sdckit.tables import LinkedTables, apply_rules, audit
     from sdckit.tables.suppression._common import cell_costs, make_result
 
     report = progress or (lambda stage, done, total: None)
     groups = _linked_groups([job.table for job in jobs])
-    results: dict[int, TableJobResult] = {}
+    done: dict[int, tuple[Any, Any]] = {}
     for group in groups:
-        if len(group) == 1:
-            results[group[0]] = run_table_job(jobs[group[0]], progress=progress, write=write)
-            continue
-        start = time.perf_counter()
-        report("Linked tables", 0, 2)
-        marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
-        linked = LinkedTables(marked)
-        methods = [_with_progress(jobs[k].suppression, progress) for k in group]
-        protection = linked.protect(methods)
-        report("Linked tables", 1, 2)
+        names = ", ".join(repr(jobs[k].title) for k in group)
+        try:
+            if len(group) == 1:
+                done[group[0]] = _protect_one(jobs[group[0]], progress)
+                continue
+            start = time.perf_counter()
+            report("Linked tables", 0, 2)
+            marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
+            methods = [_with_progress(jobs[k].suppression, progress) for k in group]
+            protection = LinkedTables(marked).protect(methods)
+            report("Linked tables", 1, 2)
+        except SdcError as exc:
+            # nothing is written before every table is protected: name the jobs here
+            raise type(exc)(f"{names}: {exc}") from None
         seconds = time.perf_counter() - start
         for pos, k in enumerate(group):
             job = jobs[k]
-            out = protection.linked.tables[pos]
             method = job.suppression
             result = make_result(
-                out,
+                protection.linked.tables[pos],
                 marked[pos],
                 type(method).__name__.removesuffix("Suppression").lower(),
                 cell_costs(marked[pos], method.get_params().get("cost", "value")),
@@ -516,7 +528,7 @@ def run_table_jobs(
                 joint_repairs=protection.joint_repairs,
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
-            checked = audit(result.table, **params)
-            results[k] = _finish(job, result, checked, write)
+            done[k] = (result, audit(result.table, **params))
         report("Linked tables", 2, 2)
+    results = {k: _finish(jobs[k], *done[k], write) for k in range(len(jobs))}
     return [results[k] for k in range(len(jobs))]
