@@ -47,13 +47,6 @@ def computable(lk: LinkedTables, suppressed: np.ndarray) -> int:
     return int((np.linalg.norm(rest, axis=0) < 1e-7).sum())
 
 
-def distinct_suppressed(lk: LinkedTables) -> np.ndarray:
-    out = np.zeros(lk.n_distinct, dtype=bool)
-    for t, ids in zip(lk.tables, lk.cell_map, strict=True):
-        out[ids[t.suppressed]] = True
-    return out
-
-
 def main() -> None:
     data = pl.read_csv(golden.D53, infer_schema_length=0).with_columns(
         pl.col("freq").cast(pl.Int64)
@@ -96,7 +89,7 @@ def main() -> None:
         start = time.perf_counter()
         res = lk.protect(GaussSuppression(), **options)
         seconds = time.perf_counter() - start
-        supp = distinct_suppressed(res.linked)
+        supp = res.linked.hidden
         print(
             f"| {name} | {seconds:.1f} | {int(supp.sum()) - n_prim:,} | {res.linked.consistent} | "
             f"{'passes' if res.protected else 'FAILS'} | {computable(lk, supp)} |"

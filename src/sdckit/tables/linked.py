@@ -382,10 +382,21 @@ class LinkedTables:
     @property
     def consistent(self) -> bool:
         """True when every common cell is suppressed in all its tables or in none."""
+        supp = self._suppressed_copies()
+        return bool(np.all((supp == 0) | (supp == self._copies)))
+
+    @property
+    def hidden(self) -> np.ndarray:
+        """Per distinct cell: suppressed in every table that holds it (an intruder reading
+        all the tables does not see its value)."""
+        return self._suppressed_copies() == self._copies
+
+    def _suppressed_copies(self) -> np.ndarray:
+        """Per distinct cell, the number of tables that suppress it."""
         supp = np.zeros(self.n_distinct, dtype=np.int64)
         for t, ids in zip(self.tables, self.cell_map, strict=True):
             np.add.at(supp, ids, t.suppressed.astype(np.int64))
-        return bool(np.all((supp == 0) | (supp == self._copies)))
+        return supp
 
     def synced(self) -> LinkedTables:
         """The tables with the merged status and levels of every common cell."""
@@ -444,9 +455,7 @@ class LinkedTables:
         status, up, low, sl = self._merged()
         # a cell is hidden only where every table holding it suppresses it: a copy published
         # in one table gives its value (an inconsistent pattern discloses that cell)
-        n_supp = np.zeros(self.n_distinct, dtype=np.int64)
-        for t, ids in zip(self.tables, self.cell_map, strict=True):
-            np.add.at(n_supp, ids, t.suppressed.astype(np.int64))
+        n_supp = self._suppressed_copies()
         cells = np.flatnonzero(n_supp > 0)
         locations = self._locations(cells)
         if not len(cells):
@@ -697,13 +706,16 @@ class LinkedTables:
             w = np.maximum(self.n_contributors, 0).astype(float) + 1e-3
         else:
             w = np.abs(self.values) + 1e-3
-        like = SimpleNamespace(
+        return search_costs(self._as_table(status), w)  # type: ignore[arg-type]
+
+    def _as_table(self, status: np.ndarray) -> SimpleNamespace:
+        """The distinct cells as the one-table helpers of the methods read them."""
+        return SimpleNamespace(
             values=self.values,
             status=status,
             upper_bounds=self.upper_bounds,
             lower_bounds=self.lower_bounds,
         )
-        return search_costs(like, w)  # type: ignore[arg-type]
 
     def _joint_repair(self, joint: LinkedAudit, cost: Any) -> tuple[LinkedTables, int]:
         """Suppress the cheapest cells that protect the jointly under-protected primaries."""
@@ -712,12 +724,7 @@ class LinkedTables:
         status, up, low, sl = self._merged()
         n = self.n_distinct
         w = self._costs(cost, status)
-        like = SimpleNamespace(
-            values=self.values,
-            status=status,
-            upper_bounds=self.upper_bounds,
-            lower_bounds=self.lower_bounds,
-        )
+        like = self._as_table(status)
         ubcap = np.maximum(self.upper_bounds - self.values, 0.0)
         lbcap = np.maximum(self.values - self.lower_bounds, 0.0)
         targets: list[tuple[int, float]] = []
