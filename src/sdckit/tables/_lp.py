@@ -192,11 +192,9 @@ def components(matrix: sp.csr_matrix) -> tuple[int, np.ndarray]:
     _, labels = connected_components(graph, directed=False)
     col_labels = labels[:k]
     # blocks numbered by their smallest column (rows without unknowns do not count)
-    _, first = np.unique(col_labels, return_index=True)
-    order = np.argsort(first, kind="stable")
+    _, first, inverse = np.unique(col_labels, return_index=True, return_inverse=True)
     renumber = np.empty(len(first), dtype=np.int64)
-    renumber[order] = np.arange(len(first))
-    _, inverse = np.unique(col_labels, return_inverse=True)
+    renumber[np.argsort(first, kind="stable")] = np.arange(len(first))
     return len(first), renumber[inverse.ravel()]
 
 
