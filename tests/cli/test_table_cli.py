@@ -283,3 +283,77 @@ def test_several_jobs_on_one_file_are_protected_together(tmp_path: Path, census_
     # two jobs writing the same file are refused before any work
     second.write_text(job_text(census_csv).replace('"occupation"]', '"sex"]'), "utf-8")
     assert_one_line_error(*run("table", first, second), "write the same file")
+
+
+def _linked_jobs(tmp_path: Path, data: Path, scheme: str | None, method: str = "gauss") -> list:
+    texts = []
+    for name, dims in (("a", '"region", "occupation"'), ("b", '"region", "sex", "age_group"')):
+        text = job_text(data).replace('"region", "occupation"', dims)
+        text = text.replace('method = "optimal"', f'method = "{method}"')
+        if scheme is not None:
+            text = text.replace(f'method = "{method}"', f'method = "{method}"\nlinked = "{scheme}"')
+        path = tmp_path / f"{name}.toml"
+        path.write_text(text.replace("out/", f"out/{name}_"), encoding="utf-8")
+        texts.append(path)
+    return texts
+
+
+@pytest.mark.parametrize(
+    ("scheme", "kwargs"),
+    [
+        ("joint_elimination", {"joint_elimination": True}),
+        ("secondaries_as_primary", {"secondaries_as_primary": True}),
+        (None, {}),
+    ],
+)
+def test_linked_scheme_of_a_batch_is_that_of_linked_tables(
+    tmp_path: Path, census_csv: Path, scheme: str | None, kwargs: dict
+) -> None:
+    """``[suppression] linked`` picks the scheme of LinkedTables.protect: the batch of two jobs
+    on one file gives the pattern of ``LinkedTables.from_microdata(...).protect(...)`` on the
+    same records (for the joint elimination the job reads the records again for their code
+    combinations), and the CLI writes it."""
+    from sdckit.jobs import load_table_job, run_table_jobs
+    from sdckit.tables import GaussSuppression, LinkedTables, MinFrequency, apply_rules
+
+    paths = _linked_jobs(tmp_path, census_csv, scheme)
+    results = run_table_jobs([load_table_job(p) for p in paths], write=False)
+    frame = read_data(census_csv, text_columns=["region", "occupation", "sex", "age_group"])
+    ref = LinkedTables.from_microdata(
+        frame, [["region", "occupation"], ["region", "sex", "age_group"]]
+    )
+    marked = ref.with_tables([apply_rules(t, [MinFrequency(threshold=3)]) for t in ref.tables])
+    expected = marked.protect(GaussSuppression(), **kwargs)
+    assert expected.protected
+    for got, want in zip(results, expected.tables, strict=True):
+        assert got.table.status.tolist() == want.status.tolist()
+        assert got.audit.ok
+        assert got.suppression.details["linked_scheme"] == (scheme or "iterative")
+    if scheme == "joint_elimination":
+        assert "joint_elimination" in expected.details
+    code, stdout, stderr = run("table", *paths)
+    assert code == 0, stderr
+    written = read_data(tmp_path / "out" / "b_full.csv", text_columns=["region", "sex", "age_group"])
+    assert int(written["status"].is_in(["primary", "secondary"]).sum()) == int(
+        results[1].table.suppressed.sum()
+    )
+
+
+def test_linked_scheme_errors(tmp_path: Path, census_csv: Path) -> None:
+    """A scheme that is not one, two schemes in one group, and the joint elimination on
+    tables of two different files: one-line errors before any output."""
+    paths = _linked_jobs(tmp_path, census_csv, "global")
+    assert_one_line_error(*run("table", *paths), "'linked' must be one of", "joint_elimination")
+    paths = _linked_jobs(tmp_path, census_csv, "joint_elimination")
+    paths[1].write_text(
+        paths[1].read_text("utf-8").replace("joint_elimination", "iterative"), encoding="utf-8"
+    )
+    assert_one_line_error(*run("table", *paths), "'linked' differs", "same scheme")
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(census_csv.read_bytes())
+    paths = _linked_jobs(tmp_path, census_csv, "joint_elimination")
+    paths[1].write_text(
+        paths[1].read_text("utf-8").replace(census_csv.as_posix(), copy.as_posix()), "utf-8"
+    )
+    assert_one_line_error(*run("table", *paths), "one microdata file")
+    assert not (tmp_path / "out").exists()

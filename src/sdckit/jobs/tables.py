@@ -29,6 +29,8 @@ from sdckit.protection import clone
 
 __all__ = [
     "AUDIT_PARAMETERS",
+    "LINKED_SCHEMES",
+    "Records",
     "TableJob",
     "TableJobResult",
     "load_table_job",
@@ -37,6 +39,14 @@ __all__ = [
 ]
 
 _SECTIONS = {"title", "input", "table", "rules", "suppression", "audit", "output"}
+
+#: ``[suppression] linked``: how tables of one file are protected together (the keyword
+#: arguments of :meth:`LinkedTables.protect <sdckit.tables.LinkedTables.protect>`).
+LINKED_SCHEMES: dict[str, dict[str, bool]] = {
+    "iterative": {},
+    "secondaries_as_primary": {"secondaries_as_primary": True},
+    "joint_elimination": {"joint_elimination": True},
+}
 
 #: The parameters of ``[audit]`` (those of :func:`sdckit.tables.audit`).
 AUDIT_PARAMETERS: dict[str, Param] = {
@@ -77,6 +87,8 @@ class TableJob:
     output_full: Path | None
     report_internal: Path | None = None
     report_external: Path | None = None
+    linked: str = "iterative"
+    records: Records | None = None
 
     @property
     def suppression_params(self) -> dict[str, Any]:
@@ -106,6 +118,47 @@ class TableJobResult:
 
     def __iter__(self) -> Any:  # (table, result, audit, written), as the former tuple
         return iter((self.table, self.suppression, self.audit, self.written))
+
+
+@dataclass(frozen=True)
+class Records:
+    """Where a job's microdata are, to read them again (``linked = "joint_elimination"``)."""
+
+    file: Path
+    format: str | None
+    na_values: list[str] | None
+    dimensions: tuple[str, ...]
+    hierarchies: dict[str, Any]
+    value: str | None
+    weight: str | None
+    missing: str
+
+    def read(self) -> Any:
+        """The records, read as the table job read them."""
+        from sdckit.io import read_data
+
+        return read_data(
+            self.file,
+            format=self.format,
+            na_values=self.na_values,
+            text_columns=list(self.dimensions),
+        )
+
+
+def _records(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Records | None:
+    """The microdata source of a job whose table was built from records by polars."""
+    if input_spec.get("kind", "microdata") != "microdata" or input_spec.get("engine"):
+        return None
+    return Records(
+        path_of(base, input_spec["file"], "input file").resolve(),
+        input_spec.get("format"),
+        input_spec.get("na_values"),
+        tuple(spec["dimensions"]),
+        dict(spec.get("hierarchies", {})),
+        spec.get("value"),
+        spec.get("weight"),
+        spec.get("missing", "error"),
+    )
 
 
 def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Any:
@@ -309,6 +362,13 @@ def load_table_job(path: str | Path) -> TableJob:
     rules = _rules(spec.get("rules"))
     supp = dict(table_of(spec.get("suppression", {"method": "hypercube"}), "suppression"))
     name = supp.pop("method", "hypercube")
+    linked = supp.pop("linked", "iterative")
+    if not isinstance(linked, str) or linked not in LINKED_SCHEMES:
+        raise ParameterError(
+            "[suppression] 'linked' must be one of "
+            f"{', '.join(repr(k) for k in LINKED_SCHEMES)} (how tables of one file are "
+            "protected together)."
+        )
     cls = method_class(name, "[suppression]", "table")
     if getattr(cls, "kind", "suppression") != "suppression":
         raise ParameterError(
@@ -325,7 +385,8 @@ def load_table_job(path: str | Path) -> TableJob:
     title = spec.get("title", "Table protection")
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
-    table = _build_table(base, input_spec, table_of(spec.get("table"), "table"))
+    table_spec = table_of(spec.get("table"), "table")
+    table = _build_table(base, input_spec, table_spec)
     return TableJob(
         job_path,
         title,
@@ -337,6 +398,8 @@ def load_table_job(path: str | Path) -> TableJob:
         outputs["table_full"],
         outputs["report_internal"],
         outputs["report_external"],
+        linked,
+        _records(base, input_spec, table_spec),
     )
 
 
@@ -466,6 +529,42 @@ def _linked_groups(tables: Sequence[Any]) -> list[list[int]]:
     return groups
 
 
+def _linked_tables(
+    jobs: Sequence[TableJob], group: list[int], marked: list[Any]
+) -> tuple[Any, str]:
+    """The linked tables of a group of jobs and their scheme (``[suppression] linked``)."""
+    from sdckit.tables import LinkedTables
+
+    schemes = sorted({jobs[k].linked for k in group})
+    if len(schemes) > 1:
+        raise ParameterError(
+            f"[suppression] 'linked' differs ({', '.join(repr(s) for s in schemes)}) between "
+            "tables that are protected together; give them the same scheme."
+        )
+    linked = LinkedTables(marked)
+    if schemes[0] != "joint_elimination":
+        return linked, schemes[0]
+    sources = [jobs[k].records for k in group]
+    first = sources[0]
+    key = None if first is None else (first.file, first.format, first.weight, first.missing)
+    if first is None or any(
+        r is None or (r.file, r.format, r.weight, r.missing) != key for r in sources
+    ):
+        raise ParameterError(
+            '[suppression] linked = "joint_elimination" needs tables built from the records of '
+            "one microdata file (the same [input] file, weight and missing; no engine); use "
+            '"iterative" or "secondaries_as_primary" for the others.'
+        )
+    hierarchies: dict[str, Any] = {}
+    for r in sources:
+        hierarchies.update(r.hierarchies if r is not None else {})
+    records = first.read()
+    linked = linked.with_records(
+        records, first.value, hierarchies=hierarchies, weight=first.weight, missing=first.missing
+    )
+    return linked, schemes[0]
+
+
 def run_table_jobs(
     jobs: Sequence[TableJob], *, progress: Any = None, write: bool = True
 ) -> list[TableJobResult]:
@@ -475,7 +574,9 @@ def run_table_jobs(
     total; a shared variable's margin), and an intruder reads them together.  Such jobs are
     protected by :meth:`LinkedTables.protect <sdckit.tables.LinkedTables.protect>` (each with
     its own method, every common cell suppressed in all or none, the joint LP audit and
-    repair), then each table is audited on its own as well; a job whose tables share no cell
+    repair; the scheme of the jobs' ``[suppression] linked``, see :data:`LINKED_SCHEMES`:
+    ``"joint_elimination"`` reads the records again for their code combinations), then
+    each table is audited on its own as well; a job whose tables share no cell
     value with another runs as :func:`run_table_job`.  Tables that share a variable with two
     different hierarchies cannot be linked: a :class:`ParameterError`.  Every table is
     protected and audited before the first output is written, so an error (it names the
@@ -490,7 +591,7 @@ def run_table_jobs(
     import time
 
     from sdckit.errors import SdcError
-    from sdckit.tables import LinkedTables, apply_rules, audit
+    from sdckit.tables import apply_rules, audit
     from sdckit.tables.suppression._common import cell_costs, make_result
 
     report = progress or (lambda stage, done, total: None)
@@ -506,7 +607,8 @@ def run_table_jobs(
             report("Linked tables", 0, 2)
             marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
             methods = [_with_progress(jobs[k].suppression, progress) for k in group]
-            protection = LinkedTables(marked).protect(methods)
+            linked, scheme = _linked_tables(jobs, group, marked)
+            protection = linked.protect(methods, **LINKED_SCHEMES[scheme])
             report("Linked tables", 1, 2)
         except SdcError as exc:
             # nothing is written before every table is protected: name the jobs here
@@ -526,6 +628,7 @@ def run_table_jobs(
                 linked_with=[j for j in group if j != k],
                 joint_rounds=protection.rounds,
                 joint_repairs=protection.joint_repairs,
+                linked_scheme=scheme,
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
             done[k] = (result, audit(result.table, **params))

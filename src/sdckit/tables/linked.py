@@ -261,6 +261,63 @@ class LinkedTables:
         linked.atoms = _atoms(data, linked, hier, value, weight, missing)
         return linked
 
+    def with_records(
+        self,
+        data: Any,
+        value: str | None = None,
+        *,
+        hierarchies: Mapping[str, Any] | None = None,
+        weight: str | None = None,
+        missing: str = "error",
+    ) -> LinkedTables:
+        """A copy that knows the records the tables were built from (their :attr:`atoms`).
+
+        For tables built one by one (a batch of table jobs on one file), so that
+        :meth:`protect` can run ``joint_elimination``.  The arguments are those the tables
+        were built with (:meth:`from_microdata`).
+
+        Raises
+        ------
+        DataError
+            The records do not give the tables: a variable's hierarchy read from them
+            differs, or the non-empty inner cells of a table are not those of the records.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from sdckit.tables import Table
+        >>> df = pl.DataFrame({"region": ["a", "a", "b"], "sex": ["m", "f", "m"],
+        ...                    "age": ["y", "o", "o"]})
+        >>> tables = [Table.from_microdata(df, ["region", "sex"]),
+        ...           Table.from_microdata(df, ["region", "age"])]
+        >>> LinkedTables(tables).with_records(df).atoms.shape  # 3 combinations of 3 variables
+        (3, 3)
+        """
+        if missing == "drop":
+            raise ParameterError(
+                'with_records cannot use missing = "drop": linked tables need every record '
+                'in every table; use "category" or "error".'
+            )
+        atoms = _atoms(data, self, dict(hierarchies or {}), value, weight, missing)
+        if atoms is None:
+            raise DataError(
+                "The records give a variable another hierarchy than its tables have; pass the "
+                "hierarchies the tables were built with."
+            )
+        for k, t in enumerate(self.tables):
+            pos = tuple(atoms[:, self.variables.index(d)] for d in t.dimensions)
+            hit = np.zeros(t.n_cells, dtype=bool)
+            hit[np.ravel_multi_index(pos, t.shape)] = True
+            if not np.array_equal(hit, (t.n_contributors > 0) & ~t.is_total):
+                raise DataError(
+                    f"The records do not give table {k}: its non-empty inner cells are not the "
+                    "code combinations of the records; pass the records the tables were built "
+                    "from."
+                )
+        new = self.with_tables(self.tables)
+        new.atoms = atoms
+        return new
+
     def _index(self) -> None:
         variables: list[str] = []
         hier: dict[str, Any] = {}
