@@ -1,6 +1,6 @@
 """Benchmark: linked tables protected by the Gauss method, jointly and table by table.
 
-Run as ``.venv/bin/python bench/bench_linked.py``.
+Run as ``.venv/bin/python bench/bench_linked.py [--cli] [--records N]``.
 
 The four tables of GaussSuppression's test "SuppressLinkedTables" on its public data ``d53``
 (10,000 census records, sex x age x labour-market status, sex x age x household status,
@@ -14,11 +14,26 @@ model first, GaussSuppression's "global" protection).  Printed (markdown):
 seconds, distinct secondaries, the joint audit's verdict, the primaries an intruder can
 compute from all the published tables (rank test on the joint model of the records'
 atoms), and whether the joint elimination gives R's golden sum.
+
+``--cli`` times what a user runs on a larger problem: ``sdckit table a.toml b.toml c.toml``
+on a Parquet file of ``--records`` seeded business records (``bench_gauss``'s microdata with a
+geography of 4 x 5 x 25: three linked magnitude tables geo x v4, geo x v2 x v3 and
+v4 x v5 x v3, the minimum-frequency rule 3, the Gauss method), once with each
+``[suppression] linked`` scheme, each as a subprocess (interpreter start and imports
+included, wall and CPU time, peak RSS), beside the kernel in this process
+(``LinkedTables.from_microdata(...).protect(...)``) and a plain polars floor: read the file,
+aggregate the records into every cell of the three tables (count and sum), write three CSV
+files.  The floor's counts and sums are checked against sdckit's files of every cell.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,7 +62,182 @@ def computable(lk: LinkedTables, suppressed: np.ndarray) -> int:
     return int((np.linalg.norm(rest, axis=0) < 1e-7).sum())
 
 
+FLOOR = """\
+import json
+import sys
+import polars as pl
+src, spec = sys.argv[1], json.load(open(sys.argv[2]))
+df = pl.read_parquet(src)
+for k, dims in enumerate(spec["tables"]):
+    cells = df.group_by(dims).agg(n=pl.len(), s=pl.col("value").sum())
+    for d in dims:
+        up = pl.DataFrame(
+            {d: list(spec["ancestors"][d]), "up": list(spec["ancestors"][d].values())}
+        ).explode("up")
+        cells = cells.join(up, on=d).drop(d).rename({"up": d})
+    cells.group_by(dims).agg(n=pl.col("n").sum(), s=pl.col("s").sum()).write_csv(f"floor{k}.csv")
+"""
+
+#: The three linked tables of ``--cli``.
+CLI_TABLES = (["geo", "v4"], ["geo", "v2", "v3"], ["v4", "v5", "v3"])
+
+
+def _ancestors(hier: dict) -> dict[str, dict[str, list[str]]]:
+    """Each leaf code with itself and every code above it, per variable."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for name, h in hier.items():
+        nodes, ancs = h.ancestor_pairs
+        leaves = set(h.leaves.tolist())
+        per: dict[str, list[str]] = {}
+        for node, anc in zip(nodes.tolist(), ancs.tolist(), strict=True):
+            if node in leaves:
+                per.setdefault(h.codes[node], []).append(h.codes[anc])
+        out[name] = per
+    return out
+
+
+def _write_jobs(work: Path, hier: dict, scheme: str) -> list[Path]:
+    paths = []
+    for k, dims in enumerate(CLI_TABLES):
+        lines = [
+            "[input]",
+            'file = "micro.parquet"',
+            "[table]",
+            f"dimensions = {json.dumps(dims)}",
+            'value = "value"',
+        ]
+        for name in dims:
+            h = hier[name]
+            if len(h.internal) > 1:
+                lines.append(f"[table.hierarchies.{name}]")
+                for i in h.internal.tolist():
+                    kids = [h.codes[c] for c in h.children[i]]
+                    lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
+        lines += [
+            "[[rules]]",
+            'rule = "min_frequency"',
+            "threshold = 3",
+            "[suppression]",
+            'method = "gauss"',
+            f'linked = "{scheme}"',
+            "[output]",
+            f'table = "out/{scheme}_{k}_published.csv"',
+            f'table_full = "out/{scheme}_{k}_status.csv"',
+        ]
+        path = work / f"{scheme}_{k}.toml"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(path)
+    return paths
+
+
+def _timed(cmd: list[str], cwd: Path) -> dict[str, float]:
+    """Wall time, CPU time (user + system of the child) and peak RSS (MB) of one command."""
+    before = os.times()
+    start = time.perf_counter()
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *cmd], cwd=cwd, capture_output=True, text=True
+    )
+    wall = time.perf_counter() - start
+    after = os.times()
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return {"wall": wall, "cpu": cpu, "rss": int(proc.stderr.strip().splitlines()[-1]) / 1024}
+
+
+def _check(work: Path, scheme: str) -> str:
+    """The floor's count and sum of every non-empty cell equal those of sdckit's files."""
+    cells = 0
+    for k, dims in enumerate(CLI_TABLES):
+        floor = pl.read_csv(work / f"floor{k}.csv", infer_schema_length=0)
+        ours = pl.read_csv(work / "out" / f"{scheme}_{k}_status.csv", infer_schema_length=0)
+        ours = ours.filter(pl.col("n_contributors").cast(pl.Int64) > 0)
+        joined = ours.join(floor, on=dims, how="inner")
+        if joined.height != floor.height or joined.height != ours.height:
+            return f"table {k}: cells differ (sdckit {ours.height:,}, floor {floor.height:,})"
+        n = joined["n"].cast(pl.Int64).to_numpy()
+        if not np.array_equal(n, joined["n_contributors"].cast(pl.Int64).to_numpy()):
+            return f"table {k}: counts differ"
+        a, b = (joined[c].cast(pl.Float64).to_numpy() for c in ("s", "value"))
+        if np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))) > 1e-9:
+            return f"table {k}: sums differ"
+        cells += joined.height
+    return f"{cells:,} non-empty cells of the three tables: counts and sums equal"
+
+
+def _secondaries(lk: LinkedTables, work: Path, scheme: str) -> int:
+    """Distinct secondaries of the status files the command wrote."""
+    secondary = np.zeros(lk.n_distinct, dtype=bool)
+    for k in range(len(CLI_TABLES)):
+        st = pl.read_csv(work / "out" / f"{scheme}_{k}_status.csv", infer_schema_length=0)
+        secondary[lk.cell_map[k][(st["status"] == "secondary").to_numpy()]] = True
+    return int(secondary.sum())
+
+
+def run_cli(records: int) -> None:
+    """``sdckit table`` on three linked tables, each scheme, beside the kernel and the floor."""
+    import bench_gauss
+    from sdckit.tables import MinFrequency, apply_rules
+
+    frame, hier = bench_gauss.microdata(records, (4, 5, 25))
+    sdckit = str(Path(sys.executable).with_name("sdckit"))
+    names = ", ".join(" x ".join(t) for t in CLI_TABLES)
+    print(f"\n`sdckit table` on three linked tables ({names}), {records:,} records\n")
+    print("| command | wall s | CPU s | peak RSS MB | secondaries (distinct) | check |")
+    print("|---|---:|---:|---:|---:|---|")
+    lk = LinkedTables.from_microdata(frame, CLI_TABLES, "value", hierarchies={"geo": hier["geo"]})
+    lk = lk.with_tables([apply_rules(x, [MinFrequency(threshold=3)]) for x in lk.tables])
+    schemes = {"iterative": {}, "joint_elimination": {"joint_elimination": True}}
+    with tempfile.TemporaryDirectory(prefix="bench_linked_") as tmp:
+        work = Path(tmp)
+        frame.write_parquet(work / "micro.parquet")
+        (work / "floor.py").write_text(FLOOR)
+        spec = {"tables": CLI_TABLES, "ancestors": _ancestors(hier)}
+        (work / "spec.json").write_text(json.dumps(spec))
+        floor = _timed([sys.executable, "floor.py", "micro.parquet", "spec.json"], work)
+        for scheme in schemes:
+            jobs = _write_jobs(work, hier, scheme)
+            t = _timed([sdckit, "table", *[j.name for j in jobs]], work)
+            print(
+                f'| `sdckit table` (linked = "{scheme}") | {t["wall"]:.1f} | {t["cpu"]:.1f} | '
+                f"{t['rss']:,.0f} | {_secondaries(lk, work, scheme):,} | {_check(work, scheme)} |",
+                flush=True,
+            )
+        print(
+            "| floor: polars read, the three tables' cells (count, sum), write | "
+            f"{floor['wall']:.1f} | {floor['cpu']:.1f} | {floor['rss']:,.0f} | | |"
+        )
+    n_prim = int((lk.status == CellStatus.PRIMARY).sum())
+    print(
+        f"\n{len(lk.tables)} tables, {lk.n_distinct:,} distinct cells, {len(lk.common_cells):,} "
+        f"common, {n_prim:,} primaries, {len(lk.atoms):,} atoms\n"
+    )
+    print("| kernel (in process): `LinkedTables.protect(GaussSuppression(), ...)` | seconds |"
+          " secondaries (distinct) | joint audit |")  # fmt: skip
+    print("|---|---:|---:|---|")
+    for scheme, options in schemes.items():
+        start = time.perf_counter()
+        res = lk.protect(GaussSuppression(), **options)
+        seconds = time.perf_counter() - start
+        n_sec = int((res.linked.status == CellStatus.SECONDARY).sum())
+        verdict = "passes" if res.protected else "FAILS"
+        print(f"| {scheme} | {seconds:.1f} | {n_sec:,} | {verdict} |", flush=True)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cli", action="store_true", help="also time sdckit table end to end")
+    parser.add_argument("--records", type=int, default=650_000)
+    args = parser.parse_args()
+    run_d53()
+    if args.cli:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        run_cli(args.records)
+
+
+def run_d53() -> None:
     data = pl.read_csv(golden.D53, infer_schema_length=0).with_columns(
         pl.col("freq").cast(pl.Int64)
     )
