@@ -333,7 +333,9 @@ def test_linked_scheme_of_a_batch_is_that_of_linked_tables(
         assert "joint_elimination" in expected.details
     code, stdout, stderr = run("table", *paths)
     assert code == 0, stderr
-    written = read_data(tmp_path / "out" / "b_full.csv", text_columns=["region", "sex", "age_group"])
+    written = read_data(
+        tmp_path / "out" / "b_full.csv", text_columns=["region", "sex", "age_group"]
+    )
     assert int(written["status"].is_in(["primary", "secondary"]).sum()) == int(
         results[1].table.suppressed.sum()
     )

@@ -433,3 +433,94 @@ def test_secondaries_as_primary_with_any_method(linked: LinkedTables, method: An
         assert audit(t).ok
     with pytest.raises(SdcError, match="secondaries_as_primary"):
         lk.protect(method, secondaries_as_primary=1)  # type: ignore[arg-type]
+
+
+def _singleton_reveals(lk: LinkedTables, x: np.ndarray, suppressed: np.ndarray) -> list:
+    """(one-contributor cell, primary): the primary is computable from the published cells
+    of all the tables and that respondent's own value (his cell's column), and is not made
+    of that value alone -- rule R1 over the joint model, checked by rank independently."""
+    prim = np.flatnonzero(lk.status == CellStatus.PRIMARY)
+    singles = np.flatnonzero(
+        (lk.n_contributors == 1) & (x.sum(axis=0) == 1) & (lk.status != CellStatus.EMPTY)
+    )
+    out = []
+    for s in singles:
+        if not suppressed[s]:
+            continue
+        known = suppressed.copy()
+        known[s] = False  # the respondent knows it as if published
+        for p in prim[_computable(x, known, prim)]:
+            if not np.array_equal(x[:, p], x[:, s]):
+                out.append((int(s), int(p)))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_linked_records())
+def test_joint_singleton_rules_hold_over_all_the_tables(
+    case: tuple[pl.DataFrame, dict[str, Any], list[list[str]]],
+) -> None:
+    """With the singleton rules, the joint elimination's pattern leaves no primary that one
+    respondent computes from his own one-contributor cell and the published cells of all the
+    tables (an independent rank test), and no primary computable at all; the pattern holds
+    the one without the rules' extra suppressions only where they are needed."""
+    from sdckit.tables.suppression._gauss_linked import joint_elimination
+
+    df, hier, dims = case
+    lk = LinkedTables.from_microdata(df, dims, hierarchies=hier)
+    lk = lk.apply_rules(MinFrequency(threshold=3))
+    status = lk.status
+    n_atoms, atom, cell = lk.joint_model()
+    w = lk._costs("value", status)
+    fresh, unsafe, details = joint_elimination(
+        n_atoms, atom, cell, status, w, singletons=True, n_contributors=lk.n_contributors
+    )
+    x = _joint_dense(lk)
+    prim = np.flatnonzero(status == CellStatus.PRIMARY)
+    supp = fresh | (status == CellStatus.PRIMARY)
+    assert not len(unsafe)
+    assert not _computable(x, supp, prim).any()
+    if not len(details["singleton_unsafe"]):
+        assert _singleton_reveals(lk, x, supp) == []
+    assert details["respondents"] == len(
+        {int(np.flatnonzero(x[:, s])[0]) for s in np.flatnonzero(
+            (lk.n_contributors == 1) & (x.sum(axis=0) == 1) & (status != CellStatus.EMPTY)
+        )}
+    )  # fmt: skip
+
+
+def test_joint_singleton_rule_needs_the_other_table() -> None:
+    """region x sex and region x age: a respondent alone in (r2, m) -- and so alone in
+    (r2, m, a2) -- reads the other table's published cells.  Without the singleton rules the
+    joint pattern lets him compute another primary; with them (the Gauss method's default)
+    it does not, and protect() passes the joint audit with it."""
+    from sdckit.tables import GaussSuppression
+    from sdckit.tables.suppression._gauss_linked import joint_elimination
+
+    df = _records(
+        {
+            ("r1", "f", "a1"): 4,
+            ("r1", "m", "a2"): 4,
+            ("r2", "f", "a1"): 2,
+            ("r2", "m", "a2"): 1,
+            ("r3", "f", "a1"): 5,
+            ("r3", "m", "a2"): 5,
+        }
+    )
+    lk = LinkedTables.from_microdata(df, [["region", "sex"], ["region", "age"]])
+    lk = lk.apply_rules(MinFrequency(threshold=3))
+    x = _joint_dense(lk)
+    status = lk.status
+    n_atoms, atom, cell = lk.joint_model()
+    w = lk._costs("value", status)
+    plain, _, _ = joint_elimination(n_atoms, atom, cell, status, w)
+    rules, _, details = joint_elimination(
+        n_atoms, atom, cell, status, w, singletons=True, n_contributors=lk.n_contributors
+    )
+    primary = status == CellStatus.PRIMARY
+    assert _singleton_reveals(lk, x, plain | primary) != []
+    assert _singleton_reveals(lk, x, rules | primary) == []
+    assert details["secondary_singleton"] >= 1
+    res = lk.protect(GaussSuppression(), joint_elimination=True)
+    assert res.protected and res.linked.consistent
+    assert _singleton_reveals(lk, x, res.linked.hidden) == []

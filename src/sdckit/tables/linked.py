@@ -32,6 +32,7 @@ in table 1 to protect a primary may be the sum of published cells in table 2.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -44,7 +45,7 @@ import scipy.sparse as sp
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_int, check_real
 from sdckit._workers import available_cores
-from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.errors import DataError, InfeasibleError, ParameterError, SdcWarning
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables.table import CellStatus, Table
 
@@ -626,12 +627,16 @@ class LinkedTables:
             published pattern it reproduces): each distinct cell is decided once, and no
             primary can be computed exactly from the published cells of all the tables
             together, even by an intruder who knows which combinations of all the variables
-            have no records.  That is stricter than the joint LP audit (which does not assume
-            that knowledge) and costs more suppressions: on the four tables of
-            GaussSuppression's d53 test data, 1,635 secondaries against 1,438 without it (both
+            have no records.  With the method's ``singletons`` (on by default; methods
+            without that parameter count as on) the singleton rules hold over all the tables
+            as well: a respondent alone in a cell of one table, reading every table, computes
+            no other primary (``sdckit.tables.suppression._gauss_linked``).  That is stricter
+            than the joint LP audit (which does not assume that knowledge) and costs more
+            suppressions: on the four tables of GaussSuppression's d53 test data, 1,698
+            secondaries against 1,438 without it (1,635 without the singleton rules; all
             passing the joint audit, each in under a second; ``bench/bench_linked.py``).
-            Needs tables built by :meth:`from_microdata`; ``details["joint_elimination"]``
-            holds its counts.
+            Needs tables built by :meth:`from_microdata` (or given their records by
+            :meth:`with_records`); ``details["joint_elimination"]`` holds its counts.
         secondaries_as_primary : bool, default False
             Each table is protected with the cells suppressed so far (in any table, its own
             earlier secondaries included) as primaries with no protection levels: none may
@@ -733,8 +738,25 @@ class LinkedTables:
         w = self._costs(cost, status)
         arithmetic = getattr(method, "arithmetic", "exact")
         fresh, unsafe, details = joint_elimination(
-            n_atoms, atom, cell, status, w, arithmetic=arithmetic
+            n_atoms,
+            atom,
+            cell,
+            status,
+            w,
+            arithmetic=arithmetic,
+            singletons=bool(getattr(method, "singletons", True)),
+            n_contributors=self.n_contributors,
         )
+        exposed = details.pop("singleton_unsafe")
+        details["singleton_unsafe"] = len(exposed)
+        if len(exposed):
+            warnings.warn(
+                f"{len(exposed)} primary cell(s) of the linked tables can be computed by a "
+                "respondent who knows his own single-contributor cell, from cells that are "
+                "never suppressed (frozen or empty cells); freeze fewer cells to protect them.",
+                SdcWarning,
+                stacklevel=3,
+            )
         if len(unsafe):
             named = "; ".join(
                 f"table {k}: {self.tables[k].cell_position(c)}"
