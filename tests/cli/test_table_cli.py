@@ -333,6 +333,7 @@ def test_linked_scheme_of_a_batch_is_that_of_linked_tables(
         assert "joint_elimination" in expected.details
     code, stdout, stderr = run("table", *paths)
     assert code == 0, stderr
+    assert stdout.count((scheme or "iterative").replace("_", " ")) == 2  # one per table
     written = read_data(
         tmp_path / "out" / "b_full.csv", text_columns=["region", "sex", "age_group"]
     )

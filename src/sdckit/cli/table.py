@@ -46,6 +46,8 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     linked = result.details.get("linked_with") if titles is not None else None
     if linked:
         summary.add_row("protected together with", "; ".join(titles[j] for j in linked))
+        scheme = str(result.details.get("linked_scheme", "iterative")).replace("_", " ")
+        summary.add_row("linked-tables scheme", scheme)
         summary.add_row(
             "joint audit of the linked tables", "passed" if result.protected else "FAILED"
         )
