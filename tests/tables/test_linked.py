@@ -524,3 +524,118 @@ def test_joint_singleton_rule_needs_the_other_table() -> None:
     res = lk.protect(GaussSuppression(), joint_elimination=True)
     assert res.protected and res.linked.consistent
     assert _singleton_reveals(lk, x, res.linked.hidden) == []
+
+
+def _full_product_interval(lk: LinkedTables, suppressed: np.ndarray, c: int) -> tuple:
+    """Min and max of distinct cell ``c`` over every non-negative array on all the
+    combinations of the variables' leaves whose sums give the published cells (scipy's
+    linprog, written independently of sdckit's LP code)."""
+    from itertools import product
+
+    from scipy.optimize import linprog
+
+    leaves, anc = [], []
+    for d in lk.variables:
+        k = next(i for i, t in enumerate(lk.tables) if d in t.dimensions)
+        h = lk.tables[k].hierarchies[lk.tables[k].dimensions.index(d)]
+        leaves.append(h.leaves.tolist())
+        nodes, ups = h.ancestor_pairs
+        anc.append({int(n): {int(a) for a, m in zip(ups, nodes, strict=True) if m == n}
+                    for n in h.leaves})  # fmt: skip
+    combos = list(product(*leaves))
+    a = np.zeros((lk.n_distinct, len(combos)))
+    for t, ids in zip(lk.tables, lk.cell_map, strict=True):
+        pos = [lk.variables.index(d) for d in t.dimensions]
+        for cell in range(t.n_cells):
+            nodes = t.node_index[cell]
+            for j, combo in enumerate(combos):
+                if all(int(nodes[i]) in anc[p][combo[p]] for i, p in enumerate(pos)):
+                    a[ids[cell], j] = 1.0
+    known = ~suppressed
+    out = []
+    for sign in (1.0, -1.0):
+        res = linprog(
+            sign * a[c], A_eq=a[known], b_eq=lk.values[known], bounds=(0, None), method="highs"
+        )
+        assert res.status == 0
+        out.append(sign * res.fun)
+    return out[0], out[1]
+
+
+def test_the_atom_audit_sees_the_cycle_the_tables_miss() -> None:
+    """sex x age, age x region, region x sex (the variables overlap in a cycle), only the
+    one-way margins published.  The records have four combinations, so each inner cell of
+    each table is one atom, and the six margins fix the four atoms (x1 + x2 = 7, x1 + x3 = 8,
+    x2 + x3 = 9, ...): an intruder who knows which combinations are empty computes the
+    primary (f, y) = 3.  The tables' own relations leave it free, and so does the array over
+    every combination (an independent LP: 0 to 8): the atom audit is the strictest of the
+    three intruders."""
+    rows = []
+    for (sex, age, region), n in {
+        ("f", "y", "a"): 3,
+        ("m", "o", "a"): 4,
+        ("f", "o", "b"): 5,
+        ("m", "y", "b"): 6,
+    }.items():
+        rows += [{"sex": sex, "age": age, "region": region}] * n
+    df = pl.DataFrame(rows)
+    lk = LinkedTables.from_microdata(df, [["sex", "age"], ["age", "region"], ["region", "sex"]])
+    # the four inner cells of each table suppressed, (f, y) primary
+    tables = []
+    for t in lk.tables:
+        inner = np.flatnonzero(~t.is_total)
+        status = t.status.copy()
+        status[inner] = CellStatus.SECONDARY
+        tables.append(t.with_status(status=status))
+    first = tables[0]
+    status = first.status.copy()
+    status[first.cell(sex="f", age="y")] = CellStatus.PRIMARY
+    tables[0] = first.with_status(status=status, upper=np.full(first.n_cells, 1.0))
+    lk = lk.with_tables(tables).synced()
+    gid = int(lk.cell_map[0][lk.tables[0].cell(sex="f", age="y")])
+    by_tables = lk.audit()
+    by_atoms = lk.audit(model="atoms")
+    k = int(np.flatnonzero(by_tables.cells == gid)[0])
+    assert by_tables.maximum[k] - by_tables.minimum[k] > 1 and by_tables.ok
+    assert by_atoms.exact[k] and not by_atoms.ok
+    lo, hi = _full_product_interval(lk, lk.hidden, gid)
+    assert (lo, hi) == pytest.approx((0.0, 8.0))
+    assert lo <= by_atoms.minimum[k] <= by_atoms.maximum[k] <= hi
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_linked_records())
+def test_atom_intervals_lie_in_the_tables_ones_and_in_the_full_arrays(
+    case: tuple[pl.DataFrame, dict[str, Any], list[list[str]]],
+) -> None:
+    """On random linked tables protected by the joint elimination: each suppressed cell's
+    interval in the atom model lies inside its interval from the tables' relations and
+    inside the one over every combination (independent LP); the exact primaries of the atom
+    model are the ones the rank test finds computable (none after the joint elimination),
+    and the check mode gives the exact mode's verdicts."""
+    from sdckit.tables import GaussSuppression
+
+    df, hier, dims = case
+    lk = LinkedTables.from_microdata(df, dims, hierarchies=hier)
+    lk = lk.apply_rules(MinFrequency(threshold=3))
+    res = lk.protect(GaussSuppression(), joint_elimination=True)
+    out = res.linked
+    tables = out.audit()
+    atoms = out.audit(model="atoms")
+    np.testing.assert_array_equal(tables.cells, atoms.cells)
+    tol = 1e-6 * (1 + np.abs(out.values[atoms.cells]))
+    assert np.all(atoms.minimum >= tables.minimum - tol)
+    assert np.all(atoms.maximum <= tables.maximum + tol)
+    prim = out.status[atoms.cells] == CellStatus.PRIMARY
+    assert not np.any(atoms.exact & prim)
+    assert atoms.ok == out.audit(model="atoms", intervals="check").ok
+    for k in np.flatnonzero(prim)[:2]:
+        lo, hi = _full_product_interval(out, out.hidden, int(atoms.cells[k]))
+        assert lo - 1e-6 <= atoms.minimum[k] and atoms.maximum[k] <= hi + 1e-6
+
+
+def test_the_atom_audit_needs_the_records(linked: LinkedTables) -> None:
+    with pytest.raises(SdcError, match="records"):
+        LinkedTables(linked.tables).audit(model="atoms")
+    with pytest.raises(SdcError, match="model"):
+        linked.audit(model="cube")

@@ -46,6 +46,7 @@ from sdckit._results import Summary
 from sdckit._validation import check_choice, check_int, check_real
 from sdckit._workers import available_cores
 from sdckit.errors import DataError, InfeasibleError, ParameterError, SdcWarning
+from sdckit.tables._linked_audit import atom_intervals
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables.table import CellStatus, Table
 
@@ -209,6 +210,8 @@ class LinkedTables:
         #: leaf node of each variable (columns in :attr:`variables` order) of each atom, the
         #: distinct code combinations of the records (set by :meth:`from_microdata`)
         self.atoms: np.ndarray | None = None
+        #: the value of each atom (the weighted response or count of its records)
+        self.atom_values: np.ndarray | None = None
         self._index()
 
     # ------------------------------------------------------------------ construction
@@ -259,7 +262,9 @@ class LinkedTables:
                 Table.from_microdata(data, spec, value, weight=weight, n_top=n_top, missing=missing)
             )
         linked = cls(tables)
-        linked.atoms = _atoms(data, linked, hier, value, weight, missing)
+        found = _atoms(data, linked, hier, value, weight, missing)
+        if found is not None:
+            linked.atoms, linked.atom_values = found
         return linked
 
     def with_records(
@@ -299,24 +304,30 @@ class LinkedTables:
                 'with_records cannot use missing = "drop": linked tables need every record '
                 'in every table; use "category" or "error".'
             )
-        atoms = _atoms(data, self, dict(hierarchies or {}), value, weight, missing)
-        if atoms is None:
+        found = _atoms(data, self, dict(hierarchies or {}), value, weight, missing)
+        if found is None:
             raise DataError(
                 "The records give a variable another hierarchy than its tables have; pass the "
                 "hierarchies the tables were built with."
             )
+        atoms, values = found
         for k, t in enumerate(self.tables):
             pos = tuple(atoms[:, self.variables.index(d)] for d in t.dimensions)
+            inner = np.ravel_multi_index(pos, t.shape)
             hit = np.zeros(t.n_cells, dtype=bool)
-            hit[np.ravel_multi_index(pos, t.shape)] = True
-            if not np.array_equal(hit, (t.n_contributors > 0) & ~t.is_total):
+            hit[inner] = True
+            sums = np.bincount(inner, weights=values, minlength=t.n_cells)
+            bottom = ~t.is_total
+            if not np.array_equal(hit, (t.n_contributors > 0) & bottom) or not np.allclose(
+                sums[bottom], t.values[bottom], rtol=1e-9, atol=1e-9
+            ):
                 raise DataError(
-                    f"The records do not give table {k}: its non-empty inner cells are not the "
-                    "code combinations of the records; pass the records the tables were built "
-                    "from."
+                    f"The records do not give table {k}: its non-empty inner cells or their "
+                    "values are not those of the records; pass the records (value, weight) the "
+                    "tables were built from."
                 )
         new = self.with_tables(self.tables)
-        new.atoms = atoms
+        new.atoms, new.atom_values = atoms, values
         return new
 
     def _index(self) -> None:
@@ -487,7 +498,12 @@ class LinkedTables:
         return self.with_tables([apply_rules(t, rules) for t in self.tables]).synced()
 
     def audit(
-        self, *, tolerance: float = 1e-6, check_secondary: bool = False, intervals: str = "exact"
+        self,
+        *,
+        tolerance: float = 1e-6,
+        check_secondary: bool = False,
+        intervals: str = "exact",
+        model: str = "tables",
     ) -> LinkedAudit:
         """The LP audit over the combined relation system (all tables published at once).
 
@@ -497,6 +513,17 @@ class LinkedTables:
         exactly from as few LPs as possible (the intervals of cells whose requirement the
         points of earlier LPs prove are then inner ones; without ``check_secondary`` the
         secondaries' are not computed, NaN), as :func:`sdckit.tables.audit` does.
+
+        ``model="tables"`` uses the tables' own relations (every cell the sum of its parts
+        in its table, a common cell one unknown).  ``model="atoms"`` uses the records' code
+        combinations (needs :attr:`atoms`): the unknowns are the atoms, every cell the sum
+        of the atoms under it, each atom non-negative when the cells are.  That is the
+        intruder who reads the tables as margins of one array over all the variables, and
+        knows which combinations are empty; its intervals are never wider than the tables'
+        ones, nor than those of the array over every combination, so a pattern that passes
+        it is safe for either intruder (:mod:`sdckit.tables._linked_audit`).  It matters
+        when the tables' variables overlap in a cycle (age x sex, sex x region, region x
+        age); the joint elimination's patterns are made for it.
 
         Examples
         --------
@@ -510,6 +537,12 @@ class LinkedTables:
         """
         tol = check_real(tolerance, "tolerance", minimum=0)
         check_choice(intervals, "intervals", ("exact", "check"))
+        check_choice(model, "model", ("tables", "atoms"))
+        if model == "atoms" and (self.atoms is None or self.atom_values is None):
+            raise ParameterError(
+                'The audit with model="atoms" needs the records: build the linked tables with '
+                "LinkedTables.from_microdata (or give them with with_records)."
+            )
         status, up, low, sl = self._merged()
         # a cell is hidden only where every table holding it suppresses it: a copy published
         # in one table gives its value (an inconsistent pattern discloses that cell)
@@ -542,16 +575,21 @@ class LinkedTables:
                 )
                 if not check_secondary:
                     targets = np.flatnonzero(pu)
-            d_lo, d_hi = feasibility_intervals(
-                m,
-                zeros,
-                zeros,
-                lb - au,
-                ub - au,
-                targets=targets,
-                need=requirement,
-                threads=available_cores(),
-            )
+            if model == "atoms":
+                d_lo, d_hi = atom_intervals(
+                    self, unknown, requirement, targets, threads=available_cores()
+                )
+            else:
+                d_lo, d_hi = feasibility_intervals(
+                    m,
+                    zeros,
+                    zeros,
+                    lb - au,
+                    ub - au,
+                    targets=targets,
+                    need=requirement,
+                    threads=available_cores(),
+                )
             lo[hidden], hi[hidden] = au + d_lo, au + d_hi
         eps = tol * (1.0 + np.abs(a))
         exact = (hi - lo) <= eps
@@ -866,15 +904,16 @@ def _atoms(
     value: str | None,
     weight: str | None,
     missing: str,
-) -> np.ndarray | None:
-    """The distinct leaf combinations of every linked variable in the records (None when a
-    variable's hierarchy read again differs from the tables')."""
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct leaf combinations of every linked variable in the records, and the value
+    of each (as the tables add up: the weighted response, or the weighted count); None when
+    a variable's hierarchy read again differs from the tables'."""
     from sdckit.microdata import as_microdata
-    from sdckit.tables._build import _missing_codes, dimension_positions
+    from sdckit.tables._build import _missing_codes, _numeric, dimension_positions
 
     variables = list(linked.variables)
     md = as_microdata(data, keys=variables, numeric=value, weight=weight, max_levels=10**9)
-    frame, _, _ = _missing_codes(md.frame, variables, missing)
+    frame, keep, _ = _missing_codes(md.frame, variables, missing)
     spec = {d: hierarchies.get(d) for d in variables}
     hier, leaf_pos = dimension_positions(frame, variables, spec, missing)
     for d, h in zip(variables, hier, strict=True):
@@ -882,4 +921,11 @@ def _atoms(
         mine = linked.tables[k].hierarchies[linked.tables[k].dimensions.index(d)]
         if h.codes != mine.codes or not np.array_equal(h.parent, mine.parent):
             return None
-    return np.unique(np.stack(leaf_pos, axis=1), axis=0).astype(np.int64)
+    atoms, inverse = np.unique(np.stack(leaf_pos, axis=1), axis=0, return_inverse=True)
+    x = np.ones(frame.height) if value is None else _numeric(frame, value, "value")
+    w = md.weights()
+    if w is not None and keep is not None:
+        w = w[keep]
+    w = np.ones(frame.height) if w is None else w
+    values = np.bincount(inverse.ravel(), weights=w * x, minlength=len(atoms))
+    return atoms.astype(np.int64), values
