@@ -360,3 +360,50 @@ def test_linked_scheme_errors(tmp_path: Path, census_csv: Path) -> None:
     )
     assert_one_line_error(*run("table", *paths), "one microdata file")
     assert not (tmp_path / "out").exists()
+
+
+def test_joint_elimination_reads_every_table_code_as_text(tmp_path: Path) -> None:
+    """Codes that read as numbers would change ("1.10" would become 1.1) in a variable of the
+    second job only: the records read again for the joint elimination read every table's
+    codes as text, as the jobs did, so the atoms match the tables."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pl.DataFrame(
+        {
+            "region": [f"{r:02d}" for r in rng.integers(1, 4, n)],
+            "sex": rng.choice(["1", "2"], n).tolist(),
+            "branch": [f"{b}.{b}0" for b in rng.integers(1, 8, n)],
+        }
+    )
+    data = tmp_path / "firms.csv"
+    frame.write_csv(data)
+    paths = []
+    for name, dims in (("a", '["region", "sex"]'), ("b", '["region", "branch"]')):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(
+            textwrap.dedent(
+                f"""
+                [input]
+                file = "{data.as_posix()}"
+                [table]
+                dimensions = {dims}
+                [[rules]]
+                rule = "min_frequency"
+                threshold = 10
+                [suppression]
+                method = "gauss"
+                linked = "joint_elimination"
+                [output]
+                table_full = "out/{name}.csv"
+                """
+            ),
+            encoding="utf-8",
+        )
+        paths.append(path)
+    code, stdout, stderr = run("table", *paths)
+    assert code == 0, stderr
+    written = read_data(tmp_path / "out" / "b.csv", text_columns=["region", "branch"])
+    assert set(written["branch"].to_list()) >= {"1.10", "7.70", "Total"}
+    assert stdout.count("joint elimination") == 2

@@ -133,15 +133,16 @@ class Records:
     weight: str | None
     missing: str
 
-    def read(self) -> Any:
-        """The records, read as the table job read them."""
+    def read(self, text_columns: Sequence[str] = ()) -> Any:
+        """The records, read as the table job read them (the dimensions and the
+        ``text_columns`` as text, so that codes such as ``"1.10"`` stay as written)."""
         from sdckit.io import read_data
 
         return read_data(
             self.file,
             format=self.format,
             na_values=self.na_values,
-            text_columns=list(self.dimensions),
+            text_columns=list(dict.fromkeys([*self.dimensions, *text_columns])),
         )
 
 
@@ -558,7 +559,7 @@ def _linked_tables(
     hierarchies: dict[str, Any] = {}
     for r in sources:
         hierarchies.update(r.hierarchies if r is not None else {})
-    records = first.read()
+    records = first.read([d for r in sources if r is not None for d in r.dimensions])
     linked = linked.with_records(
         records, first.value, hierarchies=hierarchies, weight=first.weight, missing=first.missing
     )
