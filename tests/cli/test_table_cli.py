@@ -351,7 +351,7 @@ def test_linked_scheme_errors(tmp_path: Path, census_csv: Path) -> None:
     paths[1].write_text(
         paths[1].read_text("utf-8").replace("joint_elimination", "iterative"), encoding="utf-8"
     )
-    assert_one_line_error(*run("table", *paths), "'linked' differs", "same scheme")
+    assert_one_line_error(*run("table", *paths), "'linked' differs", "same value")
     copy = tmp_path / "copy.csv"
     copy.write_bytes(census_csv.read_bytes())
     paths = _linked_jobs(tmp_path, census_csv, "joint_elimination")
@@ -407,3 +407,74 @@ def test_joint_elimination_reads_every_table_code_as_text(tmp_path: Path) -> Non
     written = read_data(tmp_path / "out" / "b.csv", text_columns=["region", "branch"])
     assert set(written["branch"].to_list()) >= {"1.10", "7.70", "Total"}
     assert stdout.count("joint elimination") == 2
+
+
+def _cycle_jobs(tmp_path: Path, scheme: str) -> list[Path]:
+    """sex x age, age x region, region x sex of 18 records in four code combinations."""
+    rows = []
+    for (sex, age, region), n in {
+        ("f", "y", "a"): 3,
+        ("m", "o", "a"): 4,
+        ("f", "o", "b"): 5,
+        ("m", "y", "b"): 6,
+    }.items():
+        rows += [{"sex": sex, "age": age, "region": region}] * n
+    data = tmp_path / "cycle.csv"
+    pl.DataFrame(rows).write_csv(data)
+    paths = []
+    for name, dims in (("sa", '["sex", "age"]'), ("ar", '["age", "region"]'),
+                       ("rs", '["region", "sex"]')):  # fmt: skip
+        path = tmp_path / f"{scheme}_{name}.toml"
+        path.write_text(
+            textwrap.dedent(
+                f"""
+                title = "{name}"
+                [input]
+                file = "{data.as_posix()}"
+                [table]
+                dimensions = {dims}
+                [[rules]]
+                rule = "min_frequency"
+                threshold = 4
+                [suppression]
+                method = "gauss"
+                linked = "{scheme}"
+                linked_audit = "atoms"
+                [output]
+                table = "out/{scheme}_{name}.csv"
+                table_full = "out/{scheme}_{name}_full.csv"
+                """
+            ),
+            encoding="utf-8",
+        )
+        paths.append(path)
+    return paths
+
+
+def test_linked_audit_over_the_atoms_withholds_what_the_cycle_discloses(tmp_path: Path) -> None:
+    """Three tables whose variables overlap in a cycle, minimum frequency 4.  The iterative
+    scheme passes the tables' joint audit, but an intruder who knows the four code
+    combinations of the records computes three primaries: with ``linked_audit = "atoms"``
+    no published table is written and the status is 1 (the internal files are).  The joint
+    elimination's pattern passes that audit and is published."""
+    from sdckit.jobs import load_table_job, run_table_jobs
+
+    paths = _cycle_jobs(tmp_path, "iterative")
+    results = run_table_jobs([load_table_job(p) for p in paths], write=False)
+    assert all(r.audit.ok and not r.protected for r in results)
+    assert results[0].suppression.details["atom_audit_under_protected"] == 3
+    code, stdout, stderr = run("table", *paths)
+    assert code == 1
+    assert "code combinations found 3 under-protected" in stderr
+    assert "Traceback" not in stderr
+    out = tmp_path / "out"
+    assert not any((out / f"iterative_{n}.csv").exists() for n in ("sa", "ar", "rs"))
+    assert all((out / f"iterative_{n}_full.csv").exists() for n in ("sa", "ar", "rs"))
+    paths = _cycle_jobs(tmp_path, "joint_elimination")
+    code, stdout, stderr = run("table", *paths)
+    assert code == 0, stderr
+    assert "FAILED" not in stdout
+    joint = run_table_jobs([load_table_job(p) for p in paths], write=False)
+    assert all(r.protected for r in joint)
+    assert joint[0].suppression.details["atom_audit_under_protected"] == 0
+    assert all((out / f"joint_elimination_{n}.csv").exists() for n in ("sa", "ar", "rs"))

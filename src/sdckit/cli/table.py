@@ -51,20 +51,34 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
         summary.add_row(
             "joint audit of the linked tables", "passed" if result.protected else "FAILED"
         )
+        under_atoms = result.details.get("atom_audit_under_protected")
+        if under_atoms is not None:
+            summary.add_row(
+                "joint audit over the records' code combinations",
+                "passed" if under_atoms == 0 else f"FAILED ({under_atoms} primaries)",
+            )
     mode = "" if job.audit_params is not None else " (check mode)"
     summary.add_row("audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED")
     console.print(summary)
     for p in written:
         console.print(f"Wrote {p}")
+    withheld = " and ".join(str(p) for p in outcome.withheld) or "no published output"
+    where = f"{job.title}: " if job.path.suffix.lower() == ".arb" else ""
     if not checked.ok:
-        withheld = " and ".join(str(p) for p in outcome.withheld) or "no published output"
-        where = f"{job.title}: " if job.path.suffix.lower() == ".arb" else ""
         typer.echo(
             f"Error: {where}the audit found {len(checked.under_protected)} under-protected "
             f"primary cell(s); not written: {withheld}. Do not publish this pattern.",
             err=True,
         )
-    return bool(checked.ok)
+    elif not outcome.joint_ok:
+        typer.echo(
+            f"Error: {where}the joint audit over the records' code combinations found "
+            f"{result.details['atom_audit_under_protected']} under-protected primary cell(s) "
+            f"of the linked tables; not written: {withheld}. Try linked = "
+            '"joint_elimination".',
+            err=True,
+        )
+    return bool(checked.ok) and bool(outcome.joint_ok)
 
 
 def _check_distinct_outputs(jobs: list[Any]) -> None:

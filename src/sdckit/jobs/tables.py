@@ -89,6 +89,7 @@ class TableJob:
     report_external: Path | None = None
     linked: str = "iterative"
     records: Records | None = None
+    linked_audit: str = "tables"
 
     @property
     def suppression_params(self) -> dict[str, Any]:
@@ -110,11 +111,13 @@ class TableJobResult:
     audit: Any
     written: list[Path]
     withheld: list[Path] = field(default_factory=list)
+    joint_ok: bool = True
 
     @property
     def protected(self) -> bool:
-        """True when the audit found every primary protected."""
-        return bool(self.audit.ok)
+        """True when the audit (and, for linked tables, the joint audit over the records'
+        combinations asked for by ``linked_audit = "atoms"``) found every primary protected."""
+        return bool(self.audit.ok) and self.joint_ok
 
     def __iter__(self) -> Any:  # (table, result, audit, written), as the former tuple
         return iter((self.table, self.suppression, self.audit, self.written))
@@ -370,6 +373,12 @@ def load_table_job(path: str | Path) -> TableJob:
             f"{', '.join(repr(k) for k in LINKED_SCHEMES)} (how tables of one file are "
             "protected together)."
         )
+    linked_audit = supp.pop("linked_audit", "tables")
+    if linked_audit not in ("tables", "atoms"):
+        raise ParameterError(
+            "[suppression] 'linked_audit' must be \"tables\" (the joint audit over the tables' "
+            'relations) or "atoms" (also over the code combinations of the records).'
+        )
     cls = method_class(name, "[suppression]", "table")
     if getattr(cls, "kind", "suppression") != "suppression":
         raise ParameterError(
@@ -401,6 +410,7 @@ def load_table_job(path: str | Path) -> TableJob:
         outputs["report_external"],
         linked,
         _records(base, input_spec, table_spec),
+        linked_audit,
     )
 
 
@@ -461,16 +471,22 @@ def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
     return result, checked
 
 
-def _finish(job: TableJob, result: Any, checked: Any, write: bool) -> TableJobResult:
-    """Write a protected table's outputs (the published ones only when ``checked`` passed)."""
+def _finish(
+    job: TableJob, result: Any, checked: Any, write: bool, joint_ok: bool = True
+) -> TableJobResult:
+    """Write a protected table's outputs (the published ones only when ``checked`` passed,
+    and the joint audit of its linked tables, ``joint_ok``)."""
     protected_table = checked.table  # carries the audit's verdict
+    if not joint_ok:
+        protected_table = protected_table.with_verdict(False)
+    publish = bool(checked.ok) and joint_ok
     written: list[Path] = []
     withheld: list[Path] = []
     if write:
         if job.output_full is not None:
             written.append(protected_table.write(job.output_full, published=False))
         if job.output_table is not None:
-            if checked.ok:
+            if publish:
                 written.append(protected_table.write(job.output_table, published=True))
             else:
                 withheld.append(job.output_table)
@@ -485,7 +501,7 @@ def _finish(job: TableJob, result: Any, checked: Any, write: bool) -> TableJobRe
                     )
                 )
             if job.report_external is not None:
-                if checked.ok:
+                if publish:
                     written.append(
                         write_table_report(
                             result,
@@ -497,7 +513,7 @@ def _finish(job: TableJob, result: Any, checked: Any, write: bool) -> TableJobRe
                     )
                 else:
                     withheld.append(job.report_external)
-    return TableJobResult(protected_table, result, checked, written, withheld)
+    return TableJobResult(protected_table, result, checked, written, withheld, joint_ok)
 
 
 def _linked_groups(tables: Sequence[Any]) -> list[list[int]]:
@@ -537,13 +553,15 @@ def _linked_tables(
     from sdckit.tables import LinkedTables
 
     schemes = sorted({jobs[k].linked for k in group})
-    if len(schemes) > 1:
-        raise ParameterError(
-            f"[suppression] 'linked' differs ({', '.join(repr(s) for s in schemes)}) between "
-            "tables that are protected together; give them the same scheme."
-        )
+    audits = sorted({jobs[k].linked_audit for k in group})
+    for key, found in (("linked", schemes), ("linked_audit", audits)):
+        if len(found) > 1:
+            raise ParameterError(
+                f"[suppression] {key!r} differs ({', '.join(repr(s) for s in found)}) between "
+                "tables that are protected together; give them the same value."
+            )
     linked = LinkedTables(marked)
-    if schemes[0] != "joint_elimination":
+    if schemes[0] != "joint_elimination" and audits[0] != "atoms":
         return linked, schemes[0]
     sources = [jobs[k].records for k in group]
     first = sources[0]
@@ -552,9 +570,10 @@ def _linked_tables(
         r is None or (r.file, r.format, r.weight, r.missing) != key for r in sources
     ):
         raise ParameterError(
-            '[suppression] linked = "joint_elimination" needs tables built from the records of '
-            "one microdata file (the same [input] file, weight and missing; no engine); use "
-            '"iterative" or "secondaries_as_primary" for the others.'
+            '[suppression] linked = "joint_elimination" (and linked_audit = "atoms") needs '
+            "tables built from the records of one microdata file (the same [input] file, "
+            'weight and missing; no engine); use "iterative" or "secondaries_as_primary" '
+            '(and linked_audit = "tables") for the others.'
         )
     hierarchies: dict[str, Any] = {}
     for r in sources:
@@ -576,8 +595,10 @@ def run_table_jobs(
     protected by :meth:`LinkedTables.protect <sdckit.tables.LinkedTables.protect>` (each with
     its own method, every common cell suppressed in all or none, the joint LP audit and
     repair; the scheme of the jobs' ``[suppression] linked``, see :data:`LINKED_SCHEMES`:
-    ``"joint_elimination"`` reads the records again for their code combinations), then
-    each table is audited on its own as well; a job whose tables share no cell
+    ``"joint_elimination"`` reads the records again for their code combinations; with
+    ``[suppression] linked_audit = "atoms"`` the joint audit over those combinations runs
+    too, and when it fails the group's published outputs are withheld), then each table is
+    audited on its own as well; a job whose tables share no cell
     value with another runs as :func:`run_table_job`.  Tables that share a variable with two
     different hierarchies cannot be linked: a :class:`ParameterError`.  Every table is
     protected and audited before the first output is written, so an error (it names the
@@ -598,6 +619,7 @@ def run_table_jobs(
     report = progress or (lambda stage, done, total: None)
     groups = _linked_groups([job.table for job in jobs])
     done: dict[int, tuple[Any, Any]] = {}
+    joint: dict[int, bool] = {}
     for group in groups:
         names = ", ".join(repr(jobs[k].title) for k in group)
         try:
@@ -610,6 +632,10 @@ def run_table_jobs(
             methods = [_with_progress(jobs[k].suppression, progress) for k in group]
             linked, scheme = _linked_tables(jobs, group, marked)
             protection = linked.protect(methods, **LINKED_SCHEMES[scheme])
+            extra: dict[str, Any] = {}
+            if jobs[group[0]].linked_audit == "atoms":
+                over_atoms = protection.linked.audit(model="atoms", intervals="check")
+                extra["atom_audit_under_protected"] = int((~over_atoms.protected).sum())
             report("Linked tables", 1, 2)
         except SdcError as exc:
             # nothing is written before every table is protected: name the jobs here
@@ -630,9 +656,11 @@ def run_table_jobs(
                 joint_rounds=protection.rounds,
                 joint_repairs=protection.joint_repairs,
                 linked_scheme=scheme,
+                **extra,
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
             done[k] = (result, audit(result.table, **params))
+            joint[k] = extra.get("atom_audit_under_protected", 0) == 0
         report("Linked tables", 2, 2)
-    results = {k: _finish(jobs[k], *done[k], write) for k in range(len(jobs))}
+    results = {k: _finish(jobs[k], *done[k], write, joint.get(k, True)) for k in range(len(jobs))}
     return [results[k] for k in range(len(jobs))]
