@@ -18,7 +18,10 @@ respondent's known atom is the attacker cell of the kernel (as a one-contributor
 in one table), and no primary of any table may be computable from the published cells of all
 the tables and one respondent's own value (rule R1; R2 for two respondents' values), unless it
 is made of that respondent's value alone.  Atoms with one record but no one-contributor cell
-are not used (GaussSuppression's singleton rules are about one-contributor cells).
+are not used (GaussSuppression's singleton rules are about one-contributor cells).  The
+respondent of a one-contributor cell is its record: the method's ``contributors`` (respondent
+numbers of one table's cells, so that a firm with several records is one respondent) are not
+used here, only by each table's own method afterwards.
 :meth:`LinkedTables.protect <sdckit.tables.LinkedTables.protect>` then runs the method on each
 table (with its own singleton rules), the joint LP audit and the joint repair, as for any
 method.
