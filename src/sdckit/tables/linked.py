@@ -279,14 +279,15 @@ class LinkedTables:
         """A copy that knows the records the tables were built from (their :attr:`atoms`).
 
         For tables built one by one (a batch of table jobs on one file), so that
-        :meth:`protect` can run ``joint_elimination``.  The arguments are those the tables
-        were built with (:meth:`from_microdata`).
+        :meth:`protect` can run ``joint_elimination`` and :meth:`audit` the ``"atoms"``
+        model.  The arguments are those the tables were built with (:meth:`from_microdata`).
 
         Raises
         ------
         DataError
             The records do not give the tables: a variable's hierarchy read from them
-            differs, or the non-empty inner cells of a table are not those of the records.
+            differs, or a table's non-empty inner cells or their values are not those of
+            the records.
 
         Examples
         --------
