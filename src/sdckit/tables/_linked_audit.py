@@ -12,6 +12,11 @@ so an interval from the atom model is never wider: a pattern that passes this au
 the audit of any intruder who reads all the tables, even one who knows which combinations
 have no records.  It is the model of the joint elimination
 (:mod:`sdckit.tables.suppression._gauss_linked`), whose patterns it audits with their levels.
+
+In check mode the requirements are first proved on the model in which only the atoms under a
+suppressed cell move (the other atoms at their values): a feasible point of it is one of the
+whole model, so what it proves holds; only the rest is decided on the whole model, whose
+grand total holds every atom.
 """
 
 from __future__ import annotations
@@ -72,8 +77,26 @@ def atom_intervals(
             np.r_[pad, requirement[2]],
             np.r_[pad, requirement[3]],
         )
+    groups = None
+    if need is not None:
+        # check mode: first the model with only the atoms under a suppressed cell free (the
+        # others at their values, a feasible point): what it proves holds in the whole model,
+        # which decides only the rest (see feasibility_intervals' local proofs)
+        hidden = np.zeros(n, dtype=bool)
+        hidden[unknown] = True
+        under = np.zeros(n_atoms, dtype=bool)
+        under[atom[hidden[cell]]] = True
+        groups = [np.r_[np.flatnonzero(under), n_atoms + np.arange(k)]]
     zeros = np.zeros(n)
     lo, hi = feasibility_intervals(
-        matrix, zeros, zeros, col_lo, col_hi, targets=n_atoms + wanted, need=need, threads=threads
+        matrix,
+        zeros,
+        zeros,
+        col_lo,
+        col_hi,
+        targets=n_atoms + wanted,
+        need=need,
+        groups=groups,
+        threads=threads,
     )
     return lo[n_atoms:], hi[n_atoms:]
