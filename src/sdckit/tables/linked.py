@@ -524,7 +524,9 @@ class LinkedTables:
         ones, nor than those of the array over every combination, so a pattern that passes
         it is safe for either intruder (:mod:`sdckit.tables._linked_audit`).  It matters
         when the tables' variables overlap in a cycle (age x sex, sex x region, region x
-        age); the joint elimination's patterns are made for it.
+        age); the joint elimination's patterns are made for it.  Its LPs grow with the
+        atoms: the 1,241 atoms of GaussSuppression's d53 data take 1 to 2 s in check mode,
+        while 368,294 atoms (three tables of 650,000 records) did not finish in 10 minutes.
 
         Examples
         --------
