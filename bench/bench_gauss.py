@@ -119,6 +119,8 @@ def sampled_audit(table: Table, k: int, seed: int = 7) -> dict[str, float]:
         "lp_columns": m.shape[1],
         "lp_rows": m.shape[0],
         "seconds": seconds,
+        "median_width": float(np.median(width)),
+        "median_asked": float(np.median(need_up + need_lo)),
     }
 
 

@@ -30,9 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_gauss import build
+from bench_gauss import build, sampled_audit
 from sdckit.tables import GaussSuppression
-from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables.table import CellStatus
 
 
@@ -44,27 +43,13 @@ def sampled_intervals(k: int) -> None:
         res = GaussSuppression(repair_limit=0, singletons=False).apply(table)
         seconds = time.perf_counter() - start
     t = res.table
-    cells = np.flatnonzero(t.suppressed)
-    prim = np.flatnonzero(t.primary[cells])
-    rng = np.random.default_rng(7)
-    sample = np.sort(rng.choice(prim, size=min(k, len(prim)), replace=False))
-    m = t.constraint_matrix.tocsc()[:, cells]
-    a = t.values[cells]
-    lb = np.minimum(t.lower_bounds[cells], a) - a
-    ub = np.maximum(t.upper_bounds[cells], a) - a
-    zeros = np.zeros(m.shape[0])
-    start = time.perf_counter()
-    lo, hi = feasibility_intervals(m, zeros, zeros, lb, ub, targets=sample)
-    lp_seconds = time.perf_counter() - start
-    up, down = t.upper[cells][sample], t.lower[cells][sample]
-    meets = (hi[sample] >= up - 1e-6) & (-lo[sample] >= down - 1e-6)
-    width = float(np.median(hi[sample] - lo[sample]))
+    found = sampled_audit(t, k)
     print(
         f"{t.n_cells:,} cells, {int(t.primary.sum()):,} primaries; elimination {seconds:.1f} s, "
-        f"{int(t.secondary.sum()):,} secondaries, {len(cells):,} suppressed cells\n"
-        f"exact LP intervals of {len(sample)} sampled primaries: {lp_seconds:.1f} s; "
-        f"{int(meets.sum())} meet their levels; median width {width:.3f} against a median "
-        f"{np.median(up + down):.3f} asked\n"
+        f"{int(t.secondary.sum()):,} secondaries, {found['lp_columns']:,} suppressed cells\n"
+        f"exact LP intervals of {found['sampled']} sampled primaries: {found['seconds']:.1f} s; "
+        f"{found['meeting_levels']} meet their levels; median width {found['median_width']:.3f} "
+        f"against a median {found['median_asked']:.3f} asked\n"
     )
 
 

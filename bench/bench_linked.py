@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,9 +42,13 @@ import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "tables"))  # the d53 helpers of the golden tests
+sys.path.insert(0, str(ROOT / "bench"))
 
 import test_gauss_golden_linked as golden  # noqa: E402
 
+import bench_gauss  # noqa: E402
+from bench_table_job import ancestors, timed  # noqa: E402
+from bench_tauargus import hierarchy_toml  # noqa: E402
 from sdckit.tables import GaussSuppression, LinkedTables  # noqa: E402
 from sdckit.tables.suppression._gauss_linked import joint_elimination  # noqa: E402
 from sdckit.tables.table import CellStatus  # noqa: E402
@@ -84,20 +86,6 @@ for k, dims in enumerate(spec["tables"]):
 CLI_TABLES = (["geo", "v4"], ["geo", "v2", "v3"], ["v4", "v5", "v3"])
 
 
-def _ancestors(hier: dict) -> dict[str, dict[str, list[str]]]:
-    """Each leaf code with itself and every code above it, per variable."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for name, h in hier.items():
-        nodes, ancs = h.ancestor_pairs
-        leaves = set(h.leaves.tolist())
-        per: dict[str, list[str]] = {}
-        for node, anc in zip(nodes.tolist(), ancs.tolist(), strict=True):
-            if node in leaves:
-                per.setdefault(h.codes[node], []).append(h.codes[anc])
-        out[name] = per
-    return out
-
-
 def _write_jobs(work: Path, hier: dict, scheme: str) -> list[Path]:
     paths = []
     for k, dims in enumerate(CLI_TABLES):
@@ -109,12 +97,8 @@ def _write_jobs(work: Path, hier: dict, scheme: str) -> list[Path]:
             'value = "value"',
         ]
         for name in dims:
-            h = hier[name]
-            if len(h.internal) > 1:
-                lines.append(f"[table.hierarchies.{name}]")
-                for i in h.internal.tolist():
-                    kids = [h.codes[c] for c in h.children[i]]
-                    lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
+            if len(hier[name].internal) > 1:
+                lines += hierarchy_toml(name, hier[name])
         lines += [
             "[[rules]]",
             'rule = "min_frequency"',
@@ -130,23 +114,6 @@ def _write_jobs(work: Path, hier: dict, scheme: str) -> list[Path]:
         path.write_text("\n".join(lines) + "\n")
         paths.append(path)
     return paths
-
-
-def _timed(cmd: list[str], cwd: Path) -> dict[str, float]:
-    """Wall time, CPU time (user + system of the child) and peak RSS (MB) of one command."""
-    before = os.times()
-    start = time.perf_counter()
-    proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%M", *cmd], cwd=cwd, capture_output=True, text=True
-    )
-    wall = time.perf_counter() - start
-    after = os.times()
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    cpu = (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
-    return {"wall": wall, "cpu": cpu, "rss": int(proc.stderr.strip().splitlines()[-1]) / 1024}
 
 
 def _check(work: Path, scheme: str) -> str:
@@ -180,7 +147,6 @@ def _secondaries(lk: LinkedTables, work: Path, scheme: str) -> int:
 
 def run_cli(records: int) -> None:
     """``sdckit table`` on three linked tables, each scheme, beside the kernel and the floor."""
-    import bench_gauss
     from sdckit.tables import MinFrequency, apply_rules
 
     frame, hier = bench_gauss.microdata(records, (4, 5, 25))
@@ -196,12 +162,12 @@ def run_cli(records: int) -> None:
         work = Path(tmp)
         frame.write_parquet(work / "micro.parquet")
         (work / "floor.py").write_text(FLOOR)
-        spec = {"tables": CLI_TABLES, "ancestors": _ancestors(hier)}
+        spec = {"tables": CLI_TABLES, "ancestors": ancestors(hier)}
         (work / "spec.json").write_text(json.dumps(spec))
-        floor = _timed([sys.executable, "floor.py", "micro.parquet", "spec.json"], work)
+        floor = timed([sys.executable, "floor.py", "micro.parquet", "spec.json"], work)
         for scheme in schemes:
             jobs = _write_jobs(work, hier, scheme)
-            t = _timed([sdckit, "table", *[j.name for j in jobs]], work)
+            t = timed([sdckit, "table", *[j.name for j in jobs]], work)
             print(
                 f'| `sdckit table` (linked = "{scheme}") | {t["wall"]:.1f} | {t["cpu"]:.1f} | '
                 f"{t['rss']:,.0f} | {_secondaries(lk, work, scheme):,} | {_check(work, scheme)} |",
@@ -235,7 +201,6 @@ def main() -> None:
     args = parser.parse_args()
     run_d53()
     if args.cli:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         run_cli(args.records)
 
 

@@ -78,7 +78,7 @@ cells.write_csv(out)
 """
 
 
-def _ancestors(hier: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
+def ancestors(hier: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
     """Each leaf code with itself and every code above it, per dimension."""
     out: dict[str, dict[str, list[str]]] = {}
     for name, h in hier.items():
@@ -93,7 +93,7 @@ def _ancestors(hier: dict[str, Any]) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def _timed(cmd: list[str], cwd: Path) -> dict[str, float]:
+def timed(cmd: list[str], cwd: Path) -> dict[str, float]:
     """Wall time, CPU time (user + system of the child) and peak RSS (MB) of one command."""
     before = os.times()
     start = time.perf_counter()
@@ -178,7 +178,7 @@ def run(spec: tau.Spec, repeat: int, method: str) -> list[str]:
                 {
                     "dimensions": [d.name for d in spec.dims],
                     "value": "turnover",
-                    "ancestors": _ancestors(hier),
+                    "ancestors": ancestors(hier),
                 }
             )
         )
@@ -190,7 +190,7 @@ def run(spec: tau.Spec, repeat: int, method: str) -> list[str]:
         for r in range(repeat):
             names = list(commands) if r % 2 == 0 else list(reversed(commands))
             for name in names:
-                runs[name].append(_timed(commands[name], work))
+                runs[name].append(timed(commands[name], work))
         phases = _phases(job)
         check = _check(work)
     title = f"### {spec.name}: {spec.records:,} records\n"

@@ -36,6 +36,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -127,6 +128,15 @@ def make_table(spec: Spec) -> Table:
     return apply_rules(t, [MinFrequency(threshold=3, safety_range=10), PPercent(p=10)])
 
 
+def hierarchy_toml(name: str, h: Any) -> list[str]:
+    """The lines of a job file's ``[table.hierarchies.<name>]`` table for hierarchy ``h``."""
+    lines = [f"[table.hierarchies.{name}]"]
+    for i in h.internal.tolist():
+        kids = [h.codes[c] for c in h.children[i]]
+        lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
+    return lines
+
+
 def write_job(spec: Spec, method: str, work: Path) -> Path:
     """The problem's microdata (``micro.parquet``) and a table job for them in ``work``.
 
@@ -146,10 +156,7 @@ def write_job(spec: Spec, method: str, work: Path) -> Path:
         "n_top = 2",
     ]
     for name, h in hier.items():
-        lines.append(f"\n[table.hierarchies.{name}]")
-        for i in h.internal.tolist():
-            kids = [h.codes[c] for c in h.children[i]]
-            lines.append(f"{json.dumps(h.codes[i])} = {json.dumps(kids)}")
+        lines += ["", *hierarchy_toml(name, h)]
     lines += [
         "",
         "[[rules]]",
