@@ -362,6 +362,31 @@ def test_linked_scheme_errors(tmp_path: Path, census_csv: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def _gauss_job(path: Path, data: Path, dims: str, threshold: int, suppression: str,
+               outputs: str) -> Path:  # fmt: skip
+    """A table job on ``data``: minimum frequency ``threshold``, the Gauss method with the
+    extra ``suppression`` lines, the ``outputs`` lines."""
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            title = "{path.stem}"
+            [input]
+            file = "{data.as_posix()}"
+            [table]
+            dimensions = {dims}
+            [[rules]]
+            rule = "min_frequency"
+            threshold = {threshold}
+            [suppression]
+            method = "gauss"
+            """
+        )
+        + f"{suppression}\n[output]\n{outputs}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
 def test_joint_elimination_reads_every_table_code_as_text(tmp_path: Path) -> None:
     """Codes that read as numbers would change ("1.10" would become 1.1) in a variable of the
     second job only: the records read again for the joint elimination read every table's
@@ -379,29 +404,11 @@ def test_joint_elimination_reads_every_table_code_as_text(tmp_path: Path) -> Non
     )
     data = tmp_path / "firms.csv"
     frame.write_csv(data)
-    paths = []
-    for name, dims in (("a", '["region", "sex"]'), ("b", '["region", "branch"]')):
-        path = tmp_path / f"{name}.toml"
-        path.write_text(
-            textwrap.dedent(
-                f"""
-                [input]
-                file = "{data.as_posix()}"
-                [table]
-                dimensions = {dims}
-                [[rules]]
-                rule = "min_frequency"
-                threshold = 10
-                [suppression]
-                method = "gauss"
-                linked = "joint_elimination"
-                [output]
-                table_full = "out/{name}.csv"
-                """
-            ),
-            encoding="utf-8",
-        )
-        paths.append(path)
+    paths = [
+        _gauss_job(tmp_path / f"{name}.toml", data, dims, 10, 'linked = "joint_elimination"',
+                   f'table_full = "out/{name}.csv"')
+        for name, dims in (("a", '["region", "sex"]'), ("b", '["region", "branch"]'))
+    ]  # fmt: skip
     code, stdout, stderr = run("table", *paths)
     assert code == 0, stderr
     written = read_data(tmp_path / "out" / "b.csv", text_columns=["region", "branch"])
@@ -421,34 +428,15 @@ def _cycle_jobs(tmp_path: Path, scheme: str) -> list[Path]:
         rows += [{"sex": sex, "age": age, "region": region}] * n
     data = tmp_path / "cycle.csv"
     pl.DataFrame(rows).write_csv(data)
-    paths = []
-    for name, dims in (("sa", '["sex", "age"]'), ("ar", '["age", "region"]'),
-                       ("rs", '["region", "sex"]')):  # fmt: skip
-        path = tmp_path / f"{scheme}_{name}.toml"
-        path.write_text(
-            textwrap.dedent(
-                f"""
-                title = "{name}"
-                [input]
-                file = "{data.as_posix()}"
-                [table]
-                dimensions = {dims}
-                [[rules]]
-                rule = "min_frequency"
-                threshold = 4
-                [suppression]
-                method = "gauss"
-                linked = "{scheme}"
-                linked_audit = "atoms"
-                [output]
-                table = "out/{scheme}_{name}.csv"
-                table_full = "out/{scheme}_{name}_full.csv"
-                """
-            ),
-            encoding="utf-8",
+    return [
+        _gauss_job(
+            tmp_path / f"{scheme}_{name}.toml", data, dims, 4,
+            f'linked = "{scheme}"\nlinked_audit = "atoms"',
+            f'table = "out/{scheme}_{name}.csv"\ntable_full = "out/{scheme}_{name}_full.csv"',
         )
-        paths.append(path)
-    return paths
+        for name, dims in (("sa", '["sex", "age"]'), ("ar", '["age", "region"]'),
+                           ("rs", '["region", "sex"]'))
+    ]  # fmt: skip
 
 
 def test_linked_audit_over_the_atoms_withholds_what_the_cycle_discloses(tmp_path: Path) -> None:

@@ -570,15 +570,7 @@ def test_the_atom_audit_sees_the_cycle_the_tables_miss() -> None:
     primary (f, y) = 3.  The tables' own relations leave it free, and so does the array over
     every combination (an independent LP: 0 to 8): the atom audit is the strictest of the
     three intruders."""
-    rows = []
-    for (sex, age, region), n in {
-        ("f", "y", "a"): 3,
-        ("m", "o", "a"): 4,
-        ("f", "o", "b"): 5,
-        ("m", "y", "b"): 6,
-    }.items():
-        rows += [{"sex": sex, "age": age, "region": region}] * n
-    df = pl.DataFrame(rows)
+    df = _records({("a", "f", "y"): 3, ("a", "m", "o"): 4, ("b", "f", "o"): 5, ("b", "m", "y"): 6})
     lk = LinkedTables.from_microdata(df, [["sex", "age"], ["age", "region"], ["region", "sex"]])
     # the four inner cells of each table suppressed, (f, y) primary
     tables = []
