@@ -416,7 +416,7 @@ def test_joint_elimination_reads_every_table_code_as_text(tmp_path: Path) -> Non
     assert stdout.count("joint elimination") == 2
 
 
-def _cycle_jobs(tmp_path: Path, scheme: str) -> list[Path]:
+def _cycle_jobs(tmp_path: Path, scheme: str, joint_audit: str = "atoms") -> list[Path]:
     """sex x age, age x region, region x sex of 18 records in four code combinations."""
     rows = []
     for (sex, age, region), n in {
@@ -431,7 +431,7 @@ def _cycle_jobs(tmp_path: Path, scheme: str) -> list[Path]:
     return [
         _gauss_job(
             tmp_path / f"{scheme}_{name}.toml", data, dims, 4,
-            f'linked = "{scheme}"\nlinked_audit = "atoms"',
+            f'linked = "{scheme}"\nlinked_audit = "{joint_audit}"',
             f'table = "out/{scheme}_{name}.csv"\ntable_full = "out/{scheme}_{name}_full.csv"',
         )
         for name, dims in (("sa", '["sex", "age"]'), ("ar", '["age", "region"]'),
@@ -466,3 +466,25 @@ def test_linked_audit_over_the_atoms_withholds_what_the_cycle_discloses(tmp_path
     assert all(r.protected for r in joint)
     assert joint[0].suppression.details["atom_audit_under_protected"] == 0
     assert all((out / f"joint_elimination_{n}.csv").exists() for n in ("sa", "ar", "rs"))
+
+
+def test_linked_audit_by_the_rank_test_withholds_the_computable_primaries(tmp_path: Path) -> None:
+    """``linked_audit = "atoms_exact"``: the rank test over the records' code combinations
+    (no LP) finds the three primaries of the cycle exactly computable from the iterative
+    pattern (the ones the LP audit over the atoms finds), and passes the joint elimination's."""
+    from sdckit.jobs import load_table_job, run_table_jobs
+
+    paths = _cycle_jobs(tmp_path, "iterative", "atoms_exact")
+    results = run_table_jobs([load_table_job(p) for p in paths], write=False)
+    assert all(r.audit.ok and not r.protected for r in results)
+    assert results[0].suppression.details["atom_audit_computable"] == 3
+    code, stdout, stderr = run("table", *paths)
+    assert code == 1 and "code combinations found 3 exactly computable" in stderr
+    assert "exact disclosure only" in stdout
+    assert not (tmp_path / "out" / "iterative_sa.csv").exists()
+    paths = _cycle_jobs(tmp_path, "joint_elimination", "atoms_exact")
+    code, stdout, stderr = run("table", *paths)
+    assert code == 0, stderr
+    joint = run_table_jobs([load_table_job(p) for p in paths], write=False)
+    assert all(r.protected for r in joint)
+    assert joint[0].suppression.details["atom_audit_computable"] == 0

@@ -414,5 +414,8 @@ def test_d53_atom_audit_finds_what_the_rank_test_finds(d53: pl.DataFrame) -> Non
     checked = iterative.linked.audit(model="atoms", intervals="check")
     short = set(checked.cells[~checked.protected].tolist())
     assert short == computable(iterative.linked.hidden) and len(short) == 334
+    # the rank test alone (computable_primaries) finds the same 334
+    assert set(iterative.linked.computable_primaries().tolist()) == short
     joint = lk.protect(GaussSuppression(), joint_elimination=True)
     assert joint.linked.audit(model="atoms", intervals="check").ok
+    assert not len(joint.linked.computable_primaries())

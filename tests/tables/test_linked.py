@@ -593,6 +593,14 @@ def test_the_atom_audit_sees_the_cycle_the_tables_miss() -> None:
     lo, hi = _full_product_interval(lk, lk.hidden, gid)
     assert (lo, hi) == pytest.approx((0.0, 8.0))
     assert lo <= by_atoms.minimum[k] <= by_atoms.maximum[k] <= hi
+    # the rank test over the atoms finds it without an LP; a copy of a primary published in
+    # another table is computable too
+    assert lk.computable_primaries().tolist() == [gid]
+    assert lk.audit(model="atoms", intervals="check").exact[k]
+    published = lk.with_tables([lk.tables[0], *[t.with_status(
+        status=np.where(t.status == CellStatus.SECONDARY, CellStatus.SAFE, t.status)
+    ) for t in lk.tables[1:]]])  # fmt: skip
+    assert gid in published.computable_primaries().tolist()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -639,5 +647,7 @@ def test_atom_intervals_lie_in_the_tables_ones_and_in_the_full_arrays(
 def test_the_atom_audit_needs_the_records(linked: LinkedTables) -> None:
     with pytest.raises(SdcError, match="records"):
         LinkedTables(linked.tables).audit(model="atoms")
+    with pytest.raises(SdcError, match="records"):
+        LinkedTables(linked.tables).computable_primaries()
     with pytest.raises(SdcError, match="model"):
         linked.audit(model="cube")

@@ -57,6 +57,12 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
                 "joint audit over the records' code combinations",
                 "passed" if under_atoms == 0 else f"FAILED ({under_atoms} primaries)",
             )
+        computable = result.details.get("atom_audit_computable")
+        if computable is not None:
+            summary.add_row(
+                "rank test over the records' code combinations (exact disclosure only)",
+                "passed" if computable == 0 else f"FAILED ({computable} primaries computable)",
+            )
     mode = "" if job.audit_params is not None else " (check mode)"
     summary.add_row("audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED")
     console.print(summary)
@@ -71,11 +77,15 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
             err=True,
         )
     elif not outcome.joint_ok:
+        found = (
+            f"{result.details['atom_audit_under_protected']} under-protected"
+            if "atom_audit_under_protected" in result.details
+            else f"{result.details.get('atom_audit_computable')} exactly computable"
+        )
         typer.echo(
             f"Error: {where}the joint audit over the records' code combinations found "
-            f"{result.details['atom_audit_under_protected']} under-protected primary cell(s) "
-            f"of the linked tables; not written: {withheld}. Try linked = "
-            '"joint_elimination".',
+            f"{found} primary cell(s) of the linked tables; not written: {withheld}. Try "
+            'linked = "joint_elimination".',
             err=True,
         )
     return bool(checked.ok) and bool(outcome.joint_ok)

@@ -29,6 +29,7 @@ from sdckit.protection import clone
 
 __all__ = [
     "AUDIT_PARAMETERS",
+    "LINKED_AUDITS",
     "LINKED_SCHEMES",
     "Records",
     "TableJob",
@@ -47,6 +48,12 @@ LINKED_SCHEMES: dict[str, dict[str, bool]] = {
     "secondaries_as_primary": {"secondaries_as_primary": True},
     "joint_elimination": {"joint_elimination": True},
 }
+
+#: The joint audits of ``[suppression] linked_audit``: the tables' relations (always run),
+#: also the LP audit over the records' code combinations (``"atoms"``: protection levels, for
+#: small data), or also the rank test over them (``"atoms_exact"``: no primary exactly
+#: computable, at any size).
+LINKED_AUDITS = ("tables", "atoms", "atoms_exact")
 
 #: The parameters of ``[audit]`` (those of :func:`sdckit.tables.audit`).
 AUDIT_PARAMETERS: dict[str, Param] = {
@@ -374,10 +381,12 @@ def load_table_job(path: str | Path) -> TableJob:
             "protected together)."
         )
     linked_audit = supp.pop("linked_audit", "tables")
-    if linked_audit not in ("tables", "atoms"):
+    if linked_audit not in LINKED_AUDITS:
         raise ParameterError(
             "[suppression] 'linked_audit' must be \"tables\" (the joint audit over the tables' "
-            'relations) or "atoms" (also over the code combinations of the records).'
+            'relations), "atoms" (also over the code combinations of the records) or '
+            '"atoms_exact" (also the rank test over those combinations: no primary exactly '
+            "computable)."
         )
     cls = method_class(name, "[suppression]", "table")
     if getattr(cls, "kind", "suppression") != "suppression":
@@ -561,7 +570,7 @@ def _linked_tables(
                 "tables that are protected together; give them the same value."
             )
     linked = LinkedTables(marked)
-    if schemes[0] != "joint_elimination" and audits[0] != "atoms":
+    if schemes[0] != "joint_elimination" and audits[0] == "tables":
         return linked, schemes[0]
     sources = [jobs[k].records for k in group]
     first = sources[0]
@@ -636,6 +645,9 @@ def run_table_jobs(
             if jobs[group[0]].linked_audit == "atoms":
                 over_atoms = protection.linked.audit(model="atoms", intervals="check")
                 extra["atom_audit_under_protected"] = int((~over_atoms.protected).sum())
+            elif jobs[group[0]].linked_audit == "atoms_exact":
+                computable = protection.linked.computable_primaries()
+                extra["atom_audit_computable"] = len(computable)
             report("Linked tables", 1, 2)
         except SdcError as exc:
             # nothing is written before every table is protected: name the jobs here
@@ -660,7 +672,10 @@ def run_table_jobs(
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
             done[k] = (result, audit(result.table, **params))
-            joint[k] = extra.get("atom_audit_under_protected", 0) == 0
+            joint[k] = (
+                extra.get("atom_audit_under_protected", 0) == 0
+                and extra.get("atom_audit_computable", 0) == 0
+            )
         report("Linked tables", 2, 2)
     results = {k: _finish(jobs[k], *done[k], write, joint.get(k, True)) for k in range(len(jobs))}
     return [results[k] for k in range(len(jobs))]

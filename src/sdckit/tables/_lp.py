@@ -407,7 +407,7 @@ def _local_proofs(
     cols: np.ndarray,
     want: np.ndarray,
     need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    groups: list[np.ndarray],
+    groups: list[np.ndarray | tuple[np.ndarray, np.ndarray]],
     lo: np.ndarray,
     hi: np.ndarray,
 ) -> np.ndarray:
@@ -419,16 +419,20 @@ def _local_proofs(
     so a requirement it reaches is reached in the block too (a proof); a requirement it does
     not reach is left to the whole block's model (no verdict), as is every requirement that
     fails (only the whole block's model can refute one).  A group that is the whole block is
-    skipped.
+    skipped.  A group given as ``(columns, own)`` decides only the requirements of ``own`` (a
+    subset of its columns); the others move in it without being asked about.
     """
     _, _, _, start = need
     open_ = want.copy()
     in_block = np.zeros(len(want), dtype=bool)
     in_block[cols] = True
-    for g in groups:
-        g = g[in_block[g]]
-        if not open_[g].any() or len(g) == len(cols):
+    for group in groups:
+        g, own = group if isinstance(group, tuple) else (group, group)
+        g, own = g[in_block[g]], own[in_block[own]]
+        if not open_[own].any() or len(g) == len(cols):
             continue
+        asked = np.zeros(len(want), dtype=bool)
+        asked[own] = open_[own]
         sub = csc[:, g]
         rows = np.flatnonzero(np.bincount(sub.indices, minlength=sub.shape[0]))
         sub = sub[rows].tocsr()
@@ -443,12 +447,12 @@ def _local_proofs(
             col_lower[g],
             col_upper[g],
             g,
-            open_,
+            asked,
             need,
             g_lo,
             g_hi,
         )
-        j = g[open_[g]]
+        j = np.flatnonzero(asked)
         done = j[_met(j, g_lo, g_hi, need)]
         lo[done], hi[done] = g_lo[done], g_hi[done]
         open_[done] = False
@@ -493,7 +497,7 @@ def feasibility_intervals(
     integer: bool = False,
     targets: np.ndarray | None = None,
     need: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
-    groups: list[np.ndarray] | None = None,
+    groups: list[np.ndarray | tuple[np.ndarray, np.ndarray]] | None = None,
     threads: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Minimum and maximum of each unknown subject to ``row_lower <= A x <= row_upper``.
