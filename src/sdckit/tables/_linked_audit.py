@@ -167,7 +167,7 @@ def _groups(
         (np.ones(len(atom), dtype=np.int8), (cell, atom)), shape=(n, n_atoms)
     )  # the atoms under each cell
     by_atom = by_cell[unknown].T.tocsr()  # the unknown cells over each atom
-    out: list[np.ndarray] = []
+    out: list[tuple[np.ndarray, np.ndarray]] = []
     seen: set[bytes] = set()
     limit = max(LOCAL_PROOFS_FROM, n_atoms // 4)
     for t, ids in zip(linked.tables, linked.cell_map, strict=True):
