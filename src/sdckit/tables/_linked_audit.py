@@ -98,7 +98,7 @@ def atom_intervals(
         # check mode: primaries in the span of the published cells are refuted by a rank test
         # (no LP); the others are proved first on small models, then on the whole one
         primaries = np.isfinite(requirement[0]) | np.isfinite(requirement[1])
-        exact = exact_in_atoms(linked, unknown, primaries)
+        exact = exact_in_atoms(linked, unknown, primaries, (n_atoms, atom, cell))
         wanted = wanted[~exact[wanted]]
         groups = _groups(linked, unknown, n_atoms, atom, cell)
     zeros = np.zeros(n)
@@ -121,18 +121,24 @@ def atom_intervals(
     return lo, hi
 
 
-def exact_in_atoms(linked: LinkedTables, unknown: np.ndarray, targeted: np.ndarray) -> np.ndarray:
+def exact_in_atoms(
+    linked: LinkedTables,
+    unknown: np.ndarray,
+    targeted: np.ndarray,
+    model: tuple[int, np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """Which of the ``targeted`` unknown (hidden) cells the published cells give exactly.
 
     A cell whose column of the atom model is a combination of the published cells' columns
     has one value in every solution (a point interval), whatever the bounds: the
     elimination kernel of the Gauss method finds them (exact integer arithmetic), with every
-    published cell published first and nothing else to decide.
+    published cell published first and nothing else to decide.  ``model`` is
+    ``linked.joint_model()`` when the caller has it.
     """
     from sdckit.tables.suppression._gauss_linked import joint_elimination
     from sdckit.tables.table import CellStatus
 
-    n_atoms, atom, cell = linked.joint_model()
+    n_atoms, atom, cell = linked.joint_model() if model is None else model
     status = np.full(linked.n_distinct, CellStatus.PROTECTED, dtype=np.int8)
     status[unknown] = CellStatus.SECONDARY
     status[unknown[targeted]] = CellStatus.PRIMARY

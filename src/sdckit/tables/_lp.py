@@ -426,12 +426,12 @@ def _local_proofs(
     open_ = want.copy()
     in_block = np.zeros(len(want), dtype=bool)
     in_block[cols] = True
+    asked = np.zeros(len(want), dtype=bool)  # the group's open requirements, reset after it
     for group in groups:
         g, own = group if isinstance(group, tuple) else (group, group)
         g, own = g[in_block[g]], own[in_block[own]]
         if not open_[own].any() or len(g) == len(cols):
             continue
-        asked = np.zeros(len(want), dtype=bool)
         asked[own] = open_[own]
         sub = csc[:, g]
         rows = np.flatnonzero(np.bincount(sub.indices, minlength=sub.shape[0]))
@@ -452,7 +452,8 @@ def _local_proofs(
             g_lo,
             g_hi,
         )
-        j = np.flatnonzero(asked)
+        j = own[asked[own]]
+        asked[own] = False
         done = j[_met(j, g_lo, g_hi, need)]
         lo[done], hi[done] = g_lo[done], g_hi[done]
         open_[done] = False
