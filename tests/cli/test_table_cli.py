@@ -488,3 +488,81 @@ def test_linked_audit_by_the_rank_test_withholds_the_computable_primaries(tmp_pa
     joint = run_table_jobs([load_table_job(p) for p in paths], write=False)
     assert all(r.protected for r in joint)
     assert joint[0].suppression.details["atom_audit_computable"] == 0
+
+
+def _rank_job(tmp_path: Path, data: Path, levels: bool = False) -> Path:
+    """A Gauss job audited by the rank test: minimum frequency 3 without protection levels
+    (unless ``levels``), no LP repair."""
+    text = job_text(data).replace(
+        "threshold = 3\n",
+        "threshold = 3\n" + ("" if levels else "safety_range = 0\nminimum_level = 0\n"),
+    )
+    text = text.replace('method = "optimal"\n', 'method = "gauss"\nrepair_limit = 0\n')
+    text = text.replace("[audit]\n", '[audit]\nintervals = "rank"\n')
+    job = tmp_path / "job.toml"
+    job.write_text(text, encoding="utf-8")
+    return job
+
+
+def test_the_rank_test_audits_a_gauss_pattern_and_says_what_it_checked(
+    tmp_path: Path, census_csv: Path
+) -> None:
+    from sdckit.jobs import load_table_job, run_table_job
+    from sdckit.tables import audit
+
+    job = _rank_job(tmp_path, census_csv)
+    code, stdout, stderr = run("table", job)
+    assert code == 0, (stdout, stderr)
+    assert "rank test (exact disclosure only" in stdout and "no primary computable" in stdout
+    assert (tmp_path / "out" / "published.csv").exists()
+    # the same job's pattern, audited independently by LP: no primary has a point interval
+    res = run_table_job(load_table_job(job), write=False)
+    assert res.audit.intervals == "rank" and res.audit.ok
+    lp = audit(res.table, primaries_only=True)
+    primary = res.table.primary[lp.cells]
+    assert primary.sum() > 0 and not lp.exact[primary].any()
+
+
+def test_the_rank_test_withholds_a_pattern_that_gives_a_primary(
+    tmp_path: Path, census_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.tables import GaussSuppression
+    from sdckit.tables.suppression._common import make_result
+
+    def no_secondaries(self, table):  # the primaries alone
+        return make_result(table, table, "gauss", table.values, False, 0.0, None)
+
+    monkeypatch.setattr(GaussSuppression, "apply", no_secondaries)
+    code, stdout, stderr = run("table", _rank_job(tmp_path, census_csv))
+    assert code == 1, (stdout, stderr)
+    assert "exactly computable primary cell(s)" in stderr and "Do not publish" in stderr
+    assert "FAILED" in stdout
+    assert not (tmp_path / "out" / "published.csv").exists()
+
+
+def test_the_rank_test_refuses_protection_levels_before_the_suppression(
+    tmp_path: Path, census_csv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.tables import GaussSuppression
+
+    def never(self, table):
+        raise AssertionError("the suppression ran")
+
+    monkeypatch.setattr(GaussSuppression, "apply", never)
+    job = _rank_job(tmp_path, census_csv, levels=True)
+    assert_one_line_error(
+        *run("table", job), '[audit] intervals = "rank"', "protection levels", "safety_range=0"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_rank_test_takes_no_lp_options(tmp_path: Path, census_csv: Path) -> None:
+    job = _rank_job(tmp_path, census_csv)
+    job.write_text(
+        job.read_text(encoding="utf-8").replace(
+            'intervals = "rank"\n', 'intervals = "rank"\nunions = true\n'
+        ),
+        encoding="utf-8",
+    )
+    assert_one_line_error(*run("table", job), '[audit] intervals = "rank"', "remove unions")
+    assert not (tmp_path / "out").exists()

@@ -63,16 +63,25 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
                 "rank test over the records' code combinations (exact disclosure only)",
                 "passed" if computable == 0 else f"FAILED ({computable} primaries computable)",
             )
-    mode = "" if job.audit_params is not None else " (check mode)"
-    summary.add_row("audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED")
+    if checked.intervals == "rank":
+        summary.add_row(
+            "audit: rank test (exact disclosure only, protection levels not asked)",
+            "no primary computable" if checked.ok else "FAILED",
+        )
+    else:
+        mode = "" if job.audit_params is not None else " (check mode)"
+        summary.add_row(
+            "audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED"
+        )
     console.print(summary)
     for p in written:
         console.print(f"Wrote {p}")
     withheld = " and ".join(str(p) for p in outcome.withheld) or "no published output"
     where = f"{job.title}: " if job.path.suffix.lower() == ".arb" else ""
     if not checked.ok:
+        found = "exactly computable" if checked.intervals == "rank" else "under-protected"
         typer.echo(
-            f"Error: {where}the audit found {len(checked.under_protected)} under-protected "
+            f"Error: {where}the audit found {len(checked.under_protected)} {found} "
             f"primary cell(s); not written: {withheld}. Do not publish this pattern.",
             err=True,
         )

@@ -61,7 +61,10 @@ AUDIT_PARAMETERS: dict[str, Param] = {
     "tolerance": Param(Real(minimum=0.0), help="relative tolerance of the checks"),
     "check_secondary": Param(Boolean(), help="secondaries must not be disclosed exactly"),
     "primaries_only": Param(Boolean(), help="compute the intervals of the primaries only"),
-    "intervals": Param(Options("exact", "check"), help="compute every interval, or decide"),
+    "intervals": Param(
+        Options("exact", "check", "rank"),
+        help="compute every interval, or decide, or the rank test (exact disclosure only)",
+    ),
     "integer_aware": Param(
         Boolean(), help="non-negative integer cells: zeros and ones that can be deduced"
     ),
@@ -401,6 +404,17 @@ def load_table_job(path: str | Path) -> TableJob:
         validate_parameters(
             "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
         )
+        if audit_params.get("intervals") == "rank":
+            others = sorted(
+                k for k, v in audit_params.items() if k not in ("intervals", "tolerance")
+                and v != _AUDIT_DEFAULTS[k]
+            )  # fmt: skip
+            if others:
+                raise ParameterError(
+                    '[audit] intervals = "rank" decides exact disclosure of the primaries '
+                    f"only; remove {', '.join(others)} (or audit by LP: intervals = "
+                    '"check").'
+                )
     title = spec.get("title", "Table protection")
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
@@ -465,19 +479,34 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
 
 def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
     """The rules, the secondary suppression and the audit of one job (nothing written)."""
-    from sdckit.tables import apply_rules, audit
+    from sdckit.tables import apply_rules
+    from sdckit.tables.suppression._rank import check_rank_levels
 
     report = progress or (lambda stage, done, total: None)
     stages: Sequence[str] = ("Sensitivity rules", "Secondary suppression", "Audit")
     report("Table protection", 0, len(stages))
     marked = apply_rules(job.table, list(job.rules))
+    params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
+    if params.get("intervals") == "rank":
+        check_rank_levels(marked, where='[audit] intervals = "rank"')  # before the long part
     report("Table protection", 1, len(stages))
     result = _with_progress(job.suppression, progress).apply(marked)
     report("Table protection", 2, len(stages))
-    params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
-    checked = audit(result.table, **params)
+    checked = _audit(result.table, params)
     report("Table protection", 3, len(stages))
     return result, checked
+
+
+def _audit(table: Any, params: dict[str, Any]) -> Any:
+    """The job's audit of a pattern: :func:`sdckit.tables.audit` with the ``[audit]``
+    parameters, or the rank test (``intervals = "rank"``)."""
+    if params.get("intervals") == "rank":
+        from sdckit.tables.suppression import rank_audit
+
+        return rank_audit(table, tolerance=params.get("tolerance", _AUDIT_DEFAULTS["tolerance"]))
+    from sdckit.tables import audit
+
+    return audit(table, **params)
 
 
 def _finish(
@@ -622,7 +651,7 @@ def run_table_jobs(
     import time
 
     from sdckit.errors import SdcError
-    from sdckit.tables import apply_rules, audit
+    from sdckit.tables import apply_rules
     from sdckit.tables.suppression._common import cell_costs, make_result
 
     report = progress or (lambda stage, done, total: None)
@@ -671,7 +700,7 @@ def run_table_jobs(
                 **extra,
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
-            done[k] = (result, audit(result.table, **params))
+            done[k] = (result, _audit(result.table, params))
             joint[k] = (
                 extra.get("atom_audit_under_protected", 0) == 0
                 and extra.get("atom_audit_computable", 0) == 0

@@ -61,9 +61,11 @@ class AuditResult:
         True where the interval has (numerically) zero width: the cell is disclosed exactly.
     integer : bool
         Whether the intervals assume integer cell values.
-    intervals : {"exact", "check"}
+    intervals : {"exact", "check", "rank"}
         How the intervals were computed: exactly, or as inner approximations that only decide
-        the verdicts (``audit(..., intervals="check")``).
+        the verdicts (``audit(..., intervals="check")``), or not at all: the rank test decided
+        exact disclosure only (:func:`sdckit.tables.suppression.rank_audit`; no protection
+        levels).
     """
 
     table: Table
@@ -125,6 +127,12 @@ class AuditResult:
             ("under-protected cells", int((~self.protected).sum())),
             ("integer", self.integer),
         ]
+        if self.intervals == "rank":
+            # the rank test decides the primaries' exact disclosure, nothing else
+            rows = [rows[0], rows[1], rows[3], ("under-protected cells", rows[4][1])]
+            return Summary(
+                "Rank test of the suppression pattern (exact disclosure only, no LP)", rows
+            )
         return Summary("Audit of the suppression pattern", rows)
 
 

@@ -6,6 +6,7 @@ Each method is a :class:`~sdckit.tables.TableMethod` (:class:`OptimalSuppression
 """
 
 from sdckit.tables.suppression._common import SuppressionResult
+from sdckit.tables.suppression._rank import RankTest, rank_audit, rank_test
 from sdckit.tables.suppression.gauss import GaussSuppression, suppress_gauss
 from sdckit.tables.suppression.hypercube import HypercubeSuppression, suppress_hypercube
 from sdckit.tables.suppression.modular import ModularSuppression, suppress_modular
@@ -17,7 +18,10 @@ __all__ = [
     "HypercubeSuppression",
     "ModularSuppression",
     "OptimalSuppression",
+    "RankTest",
     "SuppressionResult",
+    "rank_audit",
+    "rank_test",
     "repair_suppression",
     "suppress_gauss",
     "suppress_hypercube",
