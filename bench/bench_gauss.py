@@ -1,7 +1,7 @@
 """Benchmark: secondary suppression by Gaussian elimination on a large hierarchical table.
 
 Run as ``.venv/bin/python bench/bench_gauss.py [--quick] [--records N] [--sample K]
-[--geo RxDxM] [--time-limit SECONDS] [--no-singletons]``.
+[--geo RxDxM] [--time-limit SECONDS] [--no-singletons] [--rank] [--cli]``.
 
 The table is shaped like the one in sdcTools UserSupport#146 (a 650,000-record file; a
 geography of three levels below the total; four more variables with 10, 2, 75 and 10 codes;
@@ -20,6 +20,15 @@ feasibility intervals from one LP model over all suppressed cells (min and max o
 the check that none is disclosed exactly; and the time of the LP for the sample.  A full LP
 audit of a table this size is out of reach (one LP per primary and direction over hundreds of
 thousands of unknowns).
+
+``--rank`` also times the rank test of the pattern (:func:`sdckit.tables.suppression.rank_test`:
+every primary, exact disclosure through the relations, no LP).  ``--cli`` instead times the
+command a user runs, as a subprocess: ``sdckit table job.toml`` on the records (Parquet) with
+the Gauss method (``repair_limit = 0``, ``elimination_time_limit`` from ``--time-limit``, 600 s
+by default), the minimum-frequency rule without protection levels and ``[audit] intervals =
+"rank"``, writing the published table and every cell with its status (CSV); beside it the
+polars floor of ``bench_table_job.py`` (read, every cell of every level, write), and a check
+that both give the same count and sum in every non-empty cell.
 
 ``--compare`` runs the Gauss, modular and hypercube methods on a mid-size table of the same
 shape (about 19,000 cells) and prints time, secondaries, their value and the audit verdict.
@@ -49,6 +58,7 @@ from sdckit.tables import (
     suppress_modular,
 )
 from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables.suppression import rank_test
 
 
 def _zipf_choice(rng: np.random.Generator, k: int, size: int, s: float) -> np.ndarray:
@@ -177,6 +187,12 @@ def run_large(args: argparse.Namespace) -> None:
     print(
         "\n" + ", ".join(f"{k}={d[k]:,}" if isinstance(d[k], int) else f"{k}={d[k]}" for k in keys)
     )
+    if args.rank:
+        with PeakMemory() as mem_r:
+            start = time.perf_counter()
+            found = rank_test(res.table)
+            seconds = time.perf_counter() - start
+        print(f"\n{found.summary()} {seconds:.1f} s (peak RSS +{mem_r.extra_mb:.0f} MB)")
     if args.sample:
         with PeakMemory() as mem_a:
             s = sampled_audit(res.table, args.sample)
@@ -186,6 +202,92 @@ def run_large(args: argparse.Namespace) -> None:
             f"unknowns x {s['lp_rows']:,} relations, {s['seconds']:.0f} s "
             f"(peak RSS +{mem_a.extra_mb:.0f} MB)"
         )
+
+
+def run_cli(args: argparse.Namespace) -> None:
+    """``sdckit table job.toml`` end to end (Gauss method, rank-test audit) beside the floor."""
+    import json
+    import tempfile
+
+    import bench_table_job as tj
+    from bench_tauargus import hierarchy_toml
+
+    geo = tuple(int(x) for x in args.geo.split("x"))
+    limit = 600.0 if args.time_limit is None else args.time_limit
+    frame, hier = microdata(args.records, geo)  # type: ignore[arg-type]
+    dims = list(hier)
+    sdckit = str(Path(sys.executable).with_name("sdckit"))
+    with tempfile.TemporaryDirectory(prefix="bench_gauss_cli_") as tmp:
+        work = Path(tmp)
+        frame.write_parquet(work / "micro.parquet")
+        lines = [
+            'title = "Gauss suppression, rank-test audit"',
+            "[input]",
+            'file = "micro.parquet"',
+            "[table]",
+            f"dimensions = {json.dumps(dims)}",
+            'value = "value"',
+            *hierarchy_toml("geo", hier["geo"]),
+            "[[rules]]",
+            'rule = "min_frequency"',
+            "threshold = 3",
+            "safety_range = 0",
+            "minimum_level = 0",
+            "[suppression]",
+            'method = "gauss"',
+            "repair_limit = 0",
+            f"elimination_time_limit = {limit}",
+            "singletons = " + ("false" if args.no_singletons else "true"),
+            "[audit]",
+            'intervals = "rank"',
+            "[output]",
+            'table = "out/published.csv"',
+            'table_full = "out/status.csv"',
+        ]
+        (work / "job.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        spec = {"dimensions": dims, "value": "value", "ancestors": tj.ancestors(hier)}
+        (work / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+        (work / "floor.py").write_text(tj.FLOOR, encoding="utf-8")
+        job = tj.timed([sdckit, "table", "job.toml"], work)
+        floor = tj.timed(
+            [sys.executable, "floor.py", "micro.parquet", "floor.csv", "spec.json"], work
+        )
+        status = pl.read_csv(work / "out" / "status.csv", infer_schema_length=0)
+        published = pl.read_csv(work / "out" / "published.csv", infer_schema_length=0)
+        counts = status["status"].value_counts()
+        n_of = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
+        ours = status.filter(pl.col("n_contributors").cast(pl.Float64) > 0)
+        mine = pl.read_csv(work / "floor.csv", infer_schema_length=0)
+        joined = ours.join(mine, on=dims, how="inner")
+        same = (
+            joined.height == ours.height == mine.height
+            and (joined["n"].cast(pl.Int64) == joined["n_contributors"].cast(pl.Int64)).all()
+            and np.allclose(
+                joined["s"].cast(pl.Float64).to_numpy(),
+                joined["value"].cast(pl.Float64).to_numpy(),
+                rtol=1e-9,
+            )
+        )
+        hidden = int((published["suppressed"] == "true").sum())
+    print(
+        f"\n`sdckit table job.toml`: {args.records:,} records, geography {args.geo}, "
+        f"elimination_time_limit {limit:.0f} s, audit by the rank test\n"
+    )
+    print("| command | wall s | CPU s | peak RSS | cells | primaries | secondaries |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| `sdckit table job.toml` | {job['wall']:.1f} | {job['cpu']:.1f} | "
+        f"{job['rss']:,.0f} MB | {status.height:,} | {n_of.get('primary', 0):,} | "
+        f"{n_of.get('secondary', 0):,} |"
+    )
+    print(
+        f"| {tj.FLOOR_NAME} | {floor['wall']:.1f} | {floor['cpu']:.1f} | "
+        f"{floor['rss']:,.0f} MB | {mine.height:,} non-empty | | |"
+    )
+    print(
+        f"\npublished table: {published.height:,} cells, {hidden:,} suppressed; the counts and "
+        f"sums of all {ours.height:,} non-empty cells equal the floor's: {same}"
+    )
 
 
 def run_compare(args: argparse.Namespace) -> None:
@@ -228,7 +330,12 @@ def main() -> None:
         "--time-limit", type=float, default=None, help="elimination_time_limit (seconds)"
     )
     parser.add_argument("--no-singletons", action="store_true", help="singleton rules off")
+    parser.add_argument("--rank", action="store_true", help="also time the rank test")
+    parser.add_argument("--cli", action="store_true", help="time `sdckit table` end to end")
     args = parser.parse_args()
+    if args.cli:
+        run_cli(args)
+        return
     warm = build(200, (2, 2, 2), (2, 2))
     GaussSuppression().apply(warm)  # numba compilation / cache load
     if not args.quick:
