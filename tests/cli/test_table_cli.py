@@ -516,8 +516,14 @@ def test_the_rank_test_audits_a_gauss_pattern_and_says_what_it_checked(
     assert "rank test (exact disclosure only" in stdout and "no primary computable" in stdout
     assert (tmp_path / "out" / "published.csv").exists()
     # the same job's pattern, audited independently by LP: no primary has a point interval
-    res = run_table_job(load_table_job(job), write=False)
+    stages: list[tuple[str, int, int]] = []
+    res = run_table_job(
+        load_table_job(job), write=False, progress=lambda *call: stages.append(call)
+    )
     assert res.audit.intervals == "rank" and res.audit.ok
+    # the rank test reports its progress inside the audit stage
+    rank = [call for call in stages if call[0] == "Audit: rank test"]
+    assert rank and rank[-1][1] == rank[-1][2] > 0
     lp = audit(res.table, primaries_only=True)
     primary = res.table.primary[lp.cells]
     assert primary.sum() > 0 and not lp.exact[primary].any()

@@ -160,3 +160,39 @@ def test_the_rank_audit_agrees_with_the_independent_rank_test(
     res = rank_audit(t)
     assert res.under_protected.tolist() == computable_primaries(t)
     assert res.ok == (not computable_primaries(t))
+
+
+@SETTINGS
+@given(hierarchical_tables(dims=(2, 3, 4)), st.data())
+def test_the_order_in_which_the_published_cells_are_taken_changes_nothing(
+    table: Table, data: st.DataObject
+) -> None:
+    import sdckit.tables.suppression.gauss as gauss
+
+    t = _with_pattern(table, data)
+    saved = gauss._FEWEST_CHUNK, gauss._FEWEST_FIRST
+    try:
+        gauss._FEWEST_CHUNK = 1  # re-sorted by the current counts before every cell
+        fewest = rank_test(t, respondents=True)
+        gauss._FEWEST_FIRST = False  # by the rows at the start
+        static = rank_test(t, respondents=True)
+    finally:
+        gauss._FEWEST_CHUNK, gauss._FEWEST_FIRST = saved
+    assert fewest.computable.tolist() == static.computable.tolist() == computable_primaries(t)
+    assert fewest.respondent_computable.tolist() == static.respondent_computable.tolist()
+
+
+def test_the_rank_test_reports_its_progress() -> None:
+    t = Table.from_array(
+        np.array([[10, 6, 4], [7, 4, 3], [3, 2, 1]]), {"r": ["a", "b"], "c": ["x", "y"]}
+    )
+    calls: list[tuple[str, int, int]] = []
+    res = rank_test(
+        t.suppress([4, 5, 7, 8], CellStatus.PRIMARY),
+        respondents=True,
+        progress=lambda stage, done, total: calls.append((stage, done, total)),
+    )
+    assert res.ok
+    # five published cells in each run: the grand total and the four margins
+    assert calls[0] == ("rank test", 0, 5) and calls[-1] == ("rank test, respondents", 5, 5)
+    assert ("rank test", 5, 5) in calls

@@ -492,18 +492,25 @@ def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
     report("Table protection", 1, len(stages))
     result = _with_progress(job.suppression, progress).apply(marked)
     report("Table protection", 2, len(stages))
-    checked = _audit(result.table, params)
+    checked = _audit(result.table, params, progress)
     report("Table protection", 3, len(stages))
     return result, checked
 
 
-def _audit(table: Any, params: dict[str, Any]) -> Any:
+def _audit(table: Any, params: dict[str, Any], progress: Any = None) -> Any:
     """The job's audit of a pattern: :func:`sdckit.tables.audit` with the ``[audit]``
-    parameters, or the rank test (``intervals = "rank"``)."""
+    parameters, or the rank test (``intervals = "rank"``, with ``progress``)."""
     if params.get("intervals") == "rank":
         from sdckit.tables.suppression import rank_audit
 
-        return rank_audit(table, tolerance=params.get("tolerance", _AUDIT_DEFAULTS["tolerance"]))
+        def inner(stage: str, done: int, total: int) -> None:
+            progress(f"Audit: {stage}", done, total)
+
+        return rank_audit(
+            table,
+            tolerance=params.get("tolerance", _AUDIT_DEFAULTS["tolerance"]),
+            progress=None if progress is None else inner,
+        )
     from sdckit.tables import audit
 
     return audit(table, **params)
@@ -700,7 +707,7 @@ def run_table_jobs(
                 **extra,
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
-            done[k] = (result, _audit(result.table, params))
+            done[k] = (result, _audit(result.table, params, progress))
             joint[k] = (
                 extra.get("atom_audit_under_protected", 0) == 0
                 and extra.get("atom_audit_computable", 0) == 0

@@ -19,6 +19,7 @@ check for tables too large for it; :func:`rank_audit` gives its verdict as an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -80,6 +81,7 @@ def rank_test(
     *,
     respondents: bool = False,
     contributors: Any = None,
+    progress: Callable[[str, int, int], Any] | None = None,
 ) -> RankTest:
     """Which primaries of a suppressed ``table`` the published cells give exactly.
 
@@ -92,6 +94,9 @@ def rank_test(
         respondent per cell, or ``contributors``) computes no other primary.
     contributors : array, optional
         Respondent number of each cell (as for :class:`~sdckit.tables.GaussSuppression`).
+    progress : callable, optional
+        ``progress(stage, done, total)``, called as the published cells are taken in
+        (stage ``"rank test"``; ``"rank test, respondents"`` for the second run).
 
     Returns
     -------
@@ -112,12 +117,13 @@ def rank_test(
     []
     """
     primary = table.primary
-    computable = _unsafe(table, None)
+    computable = _unsafe(table, None, progress=_stage(progress, "rank test"))
     respondent = np.zeros(0, dtype=np.int64)
     if respondents:
         # a second run: the kernel marks a primary by the first way it finds to compute it
         # (a respondent's, before the published cells alone give it)
-        respondent = np.setdiff1d(_unsafe(table, contributors, True), computable)
+        found = _unsafe(table, contributors, True, _stage(progress, "rank test, respondents"))
+        respondent = np.setdiff1d(found, computable)
     published = ~table.suppressed & (table.status != CellStatus.EMPTY)
     return RankTest(
         computable=computable,
@@ -127,8 +133,23 @@ def rank_test(
     )
 
 
-def _unsafe(table: Table, contributors: Any, respondents: bool = False) -> np.ndarray:
-    """The primaries the kernel finds computable with every published cell published."""
+def _stage(
+    progress: Callable[[str, int, int], Any] | None, stage: str
+) -> Callable[[str, int, int], Any] | None:
+    """``progress`` with the kernel's stage name replaced by ``stage``."""
+    if progress is None:
+        return None
+    return lambda _kernel_stage, done, total: progress(stage, done, total)
+
+
+def _unsafe(
+    table: Table,
+    contributors: Any,
+    respondents: bool = False,
+    progress: Callable[[str, int, int], Any] | None = None,
+) -> np.ndarray:
+    """The primaries the kernel finds computable with every published cell published
+    (taken in by the fewest moves changing them at the time, see ``gauss._eliminate``)."""
     K = _kernel()
     status = table.status
     primary = status == CellStatus.PRIMARY
@@ -149,12 +170,18 @@ def _unsafe(table: Table, contributors: Any, respondents: bool = False) -> np.nd
     flags[live & has_rows] = K.LIVE
     flags[primary & has_rows] |= K.PRIM
     flags[attacker] |= K.ATT
-    res = _eliminate(model, first, np.ones(len(first), dtype=np.int8), flags, K.INTEGER, None)
+    kinds = np.ones(len(first), dtype=np.int8)
+    res = _eliminate(model, first, kinds, flags, K.INTEGER, progress)
     found = np.union1d(np.flatnonzero(res.unsafe > 0), np.flatnonzero(primary & ~has_rows))
     return found.astype(np.int64)
 
 
-def rank_audit(table: Table, *, tolerance: float = 1e-6) -> AuditResult:
+def rank_audit(
+    table: Table,
+    *,
+    tolerance: float = 1e-6,
+    progress: Callable[[str, int, int], Any] | None = None,
+) -> AuditResult:
     """The audit of a pattern by the rank test: exact disclosure of the primaries, no LP.
 
     For tables too large for the LP audit (:func:`sdckit.tables.audit`): only the
@@ -170,6 +197,8 @@ def rank_audit(table: Table, *, tolerance: float = 1e-6) -> AuditResult:
         ``safety_range=0`` and ``minimum_level=0``, or ``MarkedCells(upper=0)``).
     tolerance : float, default 1e-6
         Relative tolerance below which a level counts as none.
+    progress : callable, optional
+        ``progress(stage, done, total)`` (see :func:`rank_test`).
 
     Returns
     -------
@@ -196,7 +225,7 @@ def rank_audit(table: Table, *, tolerance: float = 1e-6) -> AuditResult:
     check_rank_levels(table, tolerance=tolerance)
     cells = np.flatnonzero(table.suppressed)
     primary_cells = table.status[cells] == CellStatus.PRIMARY
-    computable = rank_test(table).computable
+    computable = rank_test(table, progress=progress).computable
     exact = np.isin(cells, computable)
     value = table.values[cells]
     lo = np.where(exact, value, np.nan)
