@@ -161,8 +161,11 @@ def disclosing_singleton_violations(t: Table, x: np.ndarray | None = None) -> li
 
 # --------------------------------------------------------------------------- random tables
 @st.composite
-def hierarchical_tables(draw: st.DrawFn, dims: tuple[int, ...] = (2, 3)) -> Table:
-    """2-D or 3-D tables, flat or two-level dimensions, empty cells, some single contributors."""
+def hierarchical_tables(
+    draw: st.DrawFn, dims: tuple[int, ...] = (2, 3), zero_values: bool = False
+) -> Table:
+    """2-D or 3-D tables, flat or two-level dimensions, empty cells, some single contributors
+    (with ``zero_values``, non-empty cells of value 0 too)."""
     n_dims = draw(st.sampled_from(dims))
     hier = {}
     for d in range(n_dims):
@@ -181,7 +184,10 @@ def hierarchical_tables(draw: st.DrawFn, dims: tuple[int, ...] = (2, 3)) -> Tabl
     for combo in itertools.product(*leaves):
         kind = draw(st.sampled_from(["empty", "single", "many", "many"]))
         if kind != "empty":
-            values[combo] = draw(st.integers(1, 40))
+            if zero_values:  # half of them 0
+                values[combo] = draw(st.one_of(st.just(0), st.integers(1, 40)))
+            else:
+                values[combo] = draw(st.integers(1, 40))
             counts[combo] = 1 if kind == "single" else draw(st.integers(2, 5))
     if not counts.any():
         first = tuple(ls[0] for ls in leaves)

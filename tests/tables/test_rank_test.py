@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.tables.test_gauss import (
     SETTINGS,
@@ -196,3 +196,68 @@ def test_the_rank_test_reports_its_progress() -> None:
     # five published cells in each run: the grand total and the four margins
     assert calls[0] == ("rank test", 0, 5) and calls[-1] == ("rank test, respondents", 5, 5)
     assert ("rank test", 5, 5) in calls
+
+
+def test_zeros_pinned_by_the_bounds_give_the_primaries_away() -> None:
+    # rows a, b; columns x, y; column y is all zeros (published total 0): the intruder knows
+    # both zeros are 0 (cells are at least 0), then (a, x) and (b, x) from their rows,
+    # although no relation gives any of the four
+    t = Table.from_array(
+        np.array([[9, 9, 0], [5, 5, 0], [4, 4, 0]]),
+        {"r": ["a", "b"], "c": ["x", "y"]},
+        n_contributors=np.array([[6, 4, 2], [3, 2, 1], [3, 2, 1]]),
+        kind="magnitude",
+    )
+    marked = apply_rules(t, MarkedCells(cells=[4, 5], upper=0))
+    zeros_known = marked.suppress([7, 8])  # (b, y) a secondary of value 0
+    lp = audit(zeros_known, primaries_only=True)
+    assert lp.exact[np.isin(lp.cells, [4, 5])].all()  # the LP pins both primaries
+    assert computable_primaries(zeros_known) == []  # the relations alone do not
+    found = rank_test(zeros_known)
+    assert found.computable.tolist() == [4, 5] and found.n_on_bounds == 2
+    assert "2 suppressed cell(s) on their a priori bounds" in found.summary()
+    res = rank_audit(zeros_known)
+    assert not res.ok and res.under_protected.tolist() == [4, 5]
+    # both zeros primary: each is pinned by the other's sign (a move raising one lowers the
+    # other), then (a, x) and (b, x) follow
+    both = apply_rules(t, MarkedCells(cells=[5, 8], upper=0)).suppress([4, 7])
+    assert rank_test(both).computable.tolist() == [5, 8]
+    assert audit(both, primaries_only=True).exact[np.isin(audit(both).cells, [5, 8])].all()
+
+
+def test_a_zero_primary_a_move_can_raise_is_safe() -> None:
+    # (a, y) = 0 is a primary on its bound; the cycle of four raises it ((a, x) = 5 and
+    # (b, y) = 4 have room to go down): not pinned
+    t = Table.from_array(
+        np.array([[12, 8, 4], [5, 5, 0], [7, 3, 4]]),
+        {"r": ["a", "b"], "c": ["x", "y"]},
+        n_contributors=np.array([[6, 4, 2], [3, 2, 1], [3, 2, 1]]),
+        kind="magnitude",
+    )
+    t = apply_rules(t, MarkedCells(cells=[5], upper=0)).suppress([4, 7, 8])
+    found = rank_test(t)
+    assert found.ok and found.n_on_bounds == 1
+    assert audit(t).interval(5) == (0.0, 4.0)
+    assert rank_audit(t).ok
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hierarchical_tables(dims=(2, 3), zero_values=True), st.data())
+def test_what_the_rank_test_passes_the_lp_audit_does_not_find_exact(
+    table: Table, data: st.DataObject
+) -> None:
+    zeros = np.flatnonzero((table.status != CellStatus.EMPTY) & (table.values == 0))
+    if len(zeros):  # zero-valued primaries, where the bounds can pin
+        more = data.draw(st.lists(st.sampled_from(zeros.tolist()), max_size=4, unique=True))
+        table = table.suppress(np.array(more, dtype=np.int64), CellStatus.PRIMARY)
+    t = _with_pattern(table, data)
+    found = rank_test(t)
+    lp = audit(t, primaries_only=True)
+    prim = t.primary[lp.cells]
+    lp_exact = lp.cells[prim & lp.exact].tolist()
+    # sound: every primary the LP finds exact, the rank test finds too
+    assert set(lp_exact) <= set(found.computable.tolist())
+    on_bound = t.suppressed & (t.values <= t.lower_bounds + 1e-9)
+    if not on_bound.any():
+        # every suppressed cell inside its bounds: the same verdicts
+        assert found.computable.tolist() == lp_exact == computable_primaries(t)

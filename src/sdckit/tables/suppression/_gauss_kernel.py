@@ -69,7 +69,7 @@ from sdckit.tables.suppression._gauss_modular import (
     _residue,
 )
 
-__all__ = ["ATT", "FLOAT", "INTEGER", "LIVE", "MODULAR", "PRIM", "P", "run_chunk"]
+__all__ = ["ATT", "FLOAT", "INTEGER", "LIVE", "MODULAR", "PRIM", "P", "column_entries", "run_chunk"]
 
 # column flags: LIVE, PRIM, ATT (from _gauss_modular)
 
@@ -1085,6 +1085,36 @@ def _pivot(k, jr, jv, rs, rl, pc, flags, cstamp, share, ctr, exact):
 def _to_residues(v, n):
     for t in range(n):
         v[t] = _residue(v[t])
+
+
+@njit(cache=True)
+def column_entries(rs, rl, ralive, pc, pv, cols):
+    """The entries of the live rows (the moves left) in the columns ``cols``.
+
+    Returns ``(row, j, value)`` triplets, one per live row ``row`` with a non-zero entry
+    ``value`` in column ``cols[j]``.
+    """
+    k = len(cols)
+    n_out = 0
+    for i in range(len(rs)):
+        if ralive[i]:
+            for j in range(k):
+                if _find(pc, rs[i], rl[i], cols[j]) >= 0:
+                    n_out += 1
+    rows = np.empty(n_out, dtype=np.int64)
+    which = np.empty(n_out, dtype=np.int64)
+    vals = np.empty(n_out, dtype=pv.dtype)
+    t = 0
+    for i in range(len(rs)):
+        if ralive[i]:
+            for j in range(k):
+                at = _find(pc, rs[i], rl[i], cols[j])
+                if at >= 0:
+                    rows[t] = i
+                    which[t] = j
+                    vals[t] = pv[at]
+                    t += 1
+    return rows, which, vals
 
 
 # --------------------------------------------------------------------------- the driver

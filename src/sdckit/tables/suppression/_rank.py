@@ -10,11 +10,24 @@ decide, so it scales as the elimination does (no LP).  With ``respondents=True``
 finds the primaries one respondent computes from the published cells and his own
 single-contributor cells (GaussSuppression's rule R1).
 
-It checks exact disclosure through the linear relations only: not protection levels, and
-not the deductions that the bounds allow on top (a cell at its lower bound in every
-solution).  The LP audit (:func:`sdckit.tables.audit`) decides both; the rank test is the
-check for tables too large for it; :func:`rank_audit` gives its verdict as an
-:class:`~sdckit.tables.AuditResult` (``intervals = "rank"`` in a table job's ``[audit]``).
+*The a priori bounds.*  When every suppressed cell lies strictly inside its bounds (a
+non-negative table whose suppressed cells are all above zero), the true table can move a
+little along every move the relations allow, so a primary is disclosed exactly (a point
+interval of the LP audit) exactly when the relations give it: the rank test's verdict is the
+LP's.  A suppressed cell *on* a bound (a zero in a non-negative table) can be pinned there
+by the bounds (two zeros under a published zero total, say), and then give others away.
+The test is kept sound for them: suppressed non-primary cells on a bound are taken as known
+to the intruder (a stronger intruder than the LP's); each primary on a bound is decided by
+the moves left after that elimination (a small LP over its sign constraints: a primary at
+its lower bound is free when some move raises it and lowers no other primary on a bound);
+a primary found pinned is then known too and the test is run again.  So a primary it calls
+safe is not disclosed exactly in the LP audit either; it may call unsafe a primary the LP
+audit would pass (only where suppressed cells lie on their bounds).
+
+It checks no protection levels: :func:`rank_audit` refuses primaries with levels.  The LP
+audit (:func:`sdckit.tables.audit`) decides those; the rank test is the check for tables too
+large for it; :func:`rank_audit` gives its verdict as an :class:`~sdckit.tables.AuditResult`
+(``intervals = "rank"`` in a table job's ``[audit]``).
 """
 
 from __future__ import annotations
@@ -44,9 +57,18 @@ class RankTest:
         single-contributor cells (empty unless ``respondents=True``).
     n_primary, n_published : int
         The primaries tested and the published cells used.
+    n_on_bounds : int
+        Suppressed cells on one of their a priori bounds (module doc: the non-primary ones
+        were taken as known, the primaries decided by their moves).
     """
 
-    __slots__ = ("computable", "n_primary", "n_published", "respondent_computable")
+    __slots__ = (
+        "computable",
+        "n_on_bounds",
+        "n_primary",
+        "n_published",
+        "respondent_computable",
+    )
 
     def __init__(
         self,
@@ -54,11 +76,13 @@ class RankTest:
         respondent_computable: np.ndarray,
         n_primary: int,
         n_published: int,
+        n_on_bounds: int = 0,
     ) -> None:
         self.computable = computable
         self.respondent_computable = respondent_computable
         self.n_primary = n_primary
         self.n_published = n_published
+        self.n_on_bounds = n_on_bounds
 
     @property
     def ok(self) -> bool:
@@ -73,7 +97,12 @@ class RankTest:
         )
         if len(self.respondent_computable):
             out += f", {len(self.respondent_computable)} by a respondent from his own cells"
-        return out + " (exact disclosure through the relations only, not protection levels)."
+        if self.n_on_bounds:
+            out += (
+                f"; {self.n_on_bounds} suppressed cell(s) on their a priori bounds, decided "
+                "conservatively"
+            )
+        return out + " (exact disclosure only, not protection levels)."
 
 
 def rank_test(
@@ -115,14 +144,41 @@ def rank_test(
     [4]
     >>> rank_test(t.suppress([4, 5, 7, 8], CellStatus.PRIMARY)).computable.tolist()
     []
+
+    Two zeros under a published zero total are pinned by the bounds (cells are at least 0),
+    and with them the primary beside one of them (module doc):
+
+    >>> z = Table.from_array(np.array([[9, 9, 0], [5, 5, 0], [4, 4, 0]]),
+    ...                      {"r": ["a", "b"], "c": ["x", "y"]})
+    >>> found = rank_test(z.suppress([4, 5, 7, 8], CellStatus.PRIMARY))
+    >>> found.computable.tolist(), found.n_on_bounds
+    ([4, 5, 7, 8], 2)
     """
     primary = table.primary
-    computable = _unsafe(table, None, progress=_stage(progress, "rank test"))
+    on_bound, sign = _on_bounds(table)
+    # the intruder is taken to know the others on a bound (module doc); a primary on both
+    # bounds is known a priori
+    fixed = on_bound & (sign == 0)
+    known = on_bound & (~primary | fixed)
+    free = np.flatnonzero(on_bound & primary & ~fixed)
+    computable, pinned = _unsafe(
+        table, None, known=known, free=free, sign=sign, progress=_stage(progress, "rank test")
+    )
+    pinned = np.union1d(pinned, np.flatnonzero(fixed & primary)).astype(np.int64)
+    if len(pinned):
+        # a pinned primary is known: run again with it known
+        known[pinned] = True
+        again, _ = _unsafe(
+            table, None, known=known, progress=_stage(progress, "rank test, pinned cells known")
+        )
+        computable = np.union1d(again, pinned)
     respondent = np.zeros(0, dtype=np.int64)
     if respondents:
         # a second run: the kernel marks a primary by the first way it finds to compute it
         # (a respondent's, before the published cells alone give it)
-        found = _unsafe(table, contributors, True, _stage(progress, "rank test, respondents"))
+        found, _ = _unsafe(
+            table, contributors, True, known, progress=_stage(progress, "rank test, respondents")
+        )
         respondent = np.setdiff1d(found, computable)
     published = ~table.suppressed & (table.status != CellStatus.EMPTY)
     return RankTest(
@@ -130,7 +186,19 @@ def rank_test(
         respondent_computable=respondent,
         n_primary=int(primary.sum()),
         n_published=int(published.sum()),
+        n_on_bounds=int(on_bound.sum()),
     )
+
+
+def _on_bounds(table: Table) -> tuple[np.ndarray, np.ndarray]:
+    """The suppressed cells on one of their a priori bounds, and the sign of the moves that
+    keep them within (+1 at the lower bound, -1 at the upper, 0 at both)."""
+    v = table.values
+    tiny = 1e-9 * (1.0 + np.abs(v))
+    at_lower = table.suppressed & (v <= table.lower_bounds + tiny)
+    at_upper = table.suppressed & (v >= table.upper_bounds - tiny)
+    sign = at_lower.astype(np.int8) - at_upper.astype(np.int8)
+    return at_lower | at_upper, sign
 
 
 def _stage(
@@ -146,10 +214,15 @@ def _unsafe(
     table: Table,
     contributors: Any,
     respondents: bool = False,
+    known: np.ndarray | None = None,
+    free: np.ndarray | None = None,
+    sign: np.ndarray | None = None,
     progress: Callable[[str, int, int], Any] | None = None,
-) -> np.ndarray:
-    """The primaries the kernel finds computable with every published cell published
-    (taken in by the fewest moves changing them at the time, see ``gauss._eliminate``)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """The primaries the kernel finds computable with every published cell (and every
+    ``known`` one) published, taken in by the fewest moves changing them at the time (see
+    ``gauss._eliminate``); and of the ``free`` primaries (on a bound), those the bounds pin.
+    """
     K = _kernel()
     status = table.status
     primary = status == CellStatus.PRIMARY
@@ -157,7 +230,7 @@ def _unsafe(
     # rows: the inner cells an intruder does not know to be empty (a suppressed empty cell is
     # an unknown like any other)
     rows_mask = ~table.is_total & ((status != CellStatus.EMPTY) | hidden)
-    published = ~hidden
+    published = ~hidden if known is None else ~hidden | known
     groups = _groups(table, rows_mask, respondents, contributors)
     attacker = groups >= 0
     live = primary | published | attacker
@@ -171,9 +244,63 @@ def _unsafe(
     flags[primary & has_rows] |= K.PRIM
     flags[attacker] |= K.ATT
     kinds = np.ones(len(first), dtype=np.int8)
-    res = _eliminate(model, first, kinds, flags, K.INTEGER, progress)
+    free = np.zeros(0, dtype=np.int64) if free is None else free
+    res = _eliminate(
+        model, first, kinds, flags, K.INTEGER, progress, extract=free if len(free) else None
+    )
     found = np.union1d(np.flatnonzero(res.unsafe > 0), np.flatnonzero(primary & ~has_rows))
-    return found.astype(np.int64)
+    open_ = free[~np.isin(free, found)]
+    pinned = np.zeros(0, dtype=np.int64)
+    if len(open_):
+        if res.extracted is None or sign is None or res.mode != K.INTEGER:
+            # residues modulo P carry no signs: count them pinned
+            pinned = open_
+        else:
+            rows, j, vals = res.extracted
+            at = np.searchsorted(free, open_)
+            pinned = open_[~_free_by_moves(rows, j, vals, sign[free], at)]
+    return found.astype(np.int64), pinned.astype(np.int64)
+
+
+def _free_by_moves(
+    rows: np.ndarray, j: np.ndarray, vals: np.ndarray, sign: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
+    """For each of the ``targets`` (positions among the cells on a bound), whether some
+    combination of the moves left changes it in the direction its ``sign`` allows while every
+    other cell on a bound moves only in its own (a small LP; HiGHS).
+
+    ``rows``, ``j``, ``vals``: the moves' entries in the columns of the cells on a bound.  A
+    solution is checked again before it counts; anything unproved counts as pinned.
+    """
+    from scipy.optimize import linprog
+
+    k = len(sign)
+    _, row = np.unique(rows, return_inverse=True)
+    r = int(row.max()) + 1 if len(row) else 0
+    out = np.zeros(len(targets), dtype=bool)
+    if not r:
+        return out
+    # the moves are exact integer vectors: any real combination of them is a move
+    moves = np.zeros((r, k))
+    moves[row, j] = vals.astype(np.float64)
+    scaled = moves * sign[None, :]  # column c: the moves of cell c in its allowed direction
+    for at, target in enumerate(targets):
+        # a combination y of the moves: scaled.T @ y >= 0 everywhere, >= 1 at the target
+        lower = np.zeros(k)
+        lower[target] = 1.0
+        res = linprog(
+            np.zeros(r),
+            A_ub=-scaled.T,
+            b_ub=-lower,
+            bounds=[(None, None)] * r,
+            method="highs",
+        )
+        if res.status != 0:
+            continue
+        w = scaled.T @ res.x
+        tol = 1e-7 * max(1.0, float(np.abs(w).max()))
+        out[at] = bool(np.all(w >= -tol) and w[target] >= 0.5)
+    return out
 
 
 def rank_audit(
@@ -186,9 +313,11 @@ def rank_audit(
 
     For tables too large for the LP audit (:func:`sdckit.tables.audit`): only the
     primaries' ``exact`` and ``protected`` are decided (``minimum`` and ``maximum`` are the
-    value where exact, else NaN; ``intervals`` is ``"rank"``).  It checks no protection
-    levels and no deductions from the bounds, so it refuses primaries with levels: every
-    verdict it returns is one it decided.
+    value where exact, else NaN; ``intervals`` is ``"rank"``).  A primary it passes is not
+    disclosed exactly by the LP audit either, the a priori bounds included (module doc:
+    with suppressed cells on their bounds it decides conservatively).  It checks no
+    protection levels, so it refuses primaries with levels: every verdict it returns is one
+    it decided.
 
     Parameters
     ----------

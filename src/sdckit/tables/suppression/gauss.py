@@ -328,6 +328,8 @@ class _Elimination:
     mode: int  # the arithmetic at the end (K.FLOAT, K.INTEGER, K.MODULAR)
     modular_from: int  # the position from which it went on modulo P (-1: never)
     budget_from: int  # candidates decided before the budget mode (-1: never in it)
+    #: (row, j, value) of the moves left in the columns ``extract[j]`` (see _eliminate)
+    extracted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def _eliminate(
@@ -341,6 +343,7 @@ def _eliminate(
     deadline: float | None = None,
     stop_at: int | None = None,
     cut_at: int | None = None,
+    extract: np.ndarray | None = None,
 ) -> _Elimination:
     """Run the kernel over ``order`` chunk by chunk.
 
@@ -363,6 +366,9 @@ def _eliminate(
     ``bench/bench_gauss.py``, the rank test of a pattern took 150 s in this order and 370 s in
     the order of the rows at the start).  ``order`` is permuted in place there, so
     ``decision`` refers to the order as it ends.
+
+    ``extract`` (cell numbers) asks for the entries of the moves left at the end in those
+    cells' columns (``extracted``: exact integers unless ``mode`` went modular).
     """
     K = _kernel()
     m, n = model.m, model.n
@@ -518,7 +524,13 @@ def _eliminate(
         if progress is not None:
             progress("elimination", total, total)
     budget_from = budget_pos - n_first if budget_pos >= 0 else -1
-    return _Elimination(decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1, budget_from)
+    extracted = None
+    if extract is not None:
+        cols = np.asarray(extract, dtype=np.int32)
+        extracted = K.column_entries(rs, rl, ralive, pc, pv, cols)
+    return _Elimination(
+        decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1, budget_from, extracted
+    )
 
 
 # --------------------------------------------------------------------------- the method
