@@ -924,10 +924,11 @@ class GaussSuppression(TableMethod):
         elif self.repair_limit:
             warnings.warn(
                 f"The table has {table.n_cells} cells, more than repair_limit="
-                f"{self.repair_limit}: the pattern is exact (no primary can be computed, also "
-                "by a respondent from his own cells) but was not audited by LP for the "
-                "protection levels (protected=False). Audit it (sdckit.tables.audit; a "
-                "published export audits it first), or raise repair_limit.",
+                f"{self.repair_limit}: no primary can be computed from the relations (also "
+                "by a respondent from his own cells), but the pattern was not audited by LP "
+                "for the protection levels and the a priori bounds (protected=False). Audit "
+                "it (sdckit.tables.audit, or rank_audit for exact disclosure; a published "
+                "export audits it first), or raise repair_limit.",
                 SdcWarning,
                 stacklevel=2,
             )
