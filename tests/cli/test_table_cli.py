@@ -511,10 +511,26 @@ def test_the_rank_test_audits_a_gauss_pattern_and_says_what_it_checked(
     from sdckit.tables import audit
 
     job = _rank_job(tmp_path, census_csv)
+    job.write_text(
+        job.read_text(encoding="utf-8").replace(
+            'table = "out/published.csv"\n',
+            'table = "out/published.csv"\nreport_internal = "out/internal.html"\n'
+            'report_external = "out/external.html"\n',
+        ),
+        encoding="utf-8",
+    )
     code, stdout, stderr = run("table", job)
     assert code == 0, (stdout, stderr)
     assert "rank test (exact disclosure only" in stdout and "no primary computable" in stdout
     assert (tmp_path / "out" / "published.csv").exists()
+    # the reports show the rank test's verdict (no LP audit run for them)
+    internal = (tmp_path / "out" / "internal.html").read_text(encoding="utf-8")
+    assert "Audited by the rank test" in internal
+    assert "no primary can be computed exactly" in internal
+    assert "feasibility interval: the smallest" not in internal
+    external = (tmp_path / "out" / "external.html").read_text(encoding="utf-8")
+    assert "rank test of the published cells" in external
+    assert "none of\nthem can be computed exactly" in external
     # the same job's pattern, audited independently by LP: no primary has a point interval
     stages: list[tuple[str, int, int]] = []
     res = run_table_job(

@@ -95,3 +95,34 @@ def test_codes_are_escaped_and_larger_tables_get_slices() -> None:
     html = render_table_report(suppress_modular(t), kind="internal")
     assert "<b>bold</b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
     assert html.count('<table class="pattern">') == 3  # c = Total, u, v
+
+
+def test_a_rank_test_audit_is_reported_as_it_is(monkeypatch) -> None:
+    from sdckit.tables.suppression import rank_audit
+
+    t = Table.from_array(
+        np.array([[10, 6, 4], [7, 4, 3], [3, 2, 1]]), {"r": ["a", "b"], "c": ["x", "y"]}
+    )
+    marked = apply_rules(t, MarkedCells(cells=[4], upper=0))
+    safe = marked.suppress([5, 7, 8])  # the cycle of four: (a, x) primary, three secondaries
+    checked = rank_audit(safe)
+
+    def no_lp(*args, **kwargs):
+        raise AssertionError("the report ran an LP audit")
+
+    monkeypatch.setattr("sdckit.tables.audit", no_lp)
+    html = render_table_report(safe, kind="internal", audit=checked)
+    assert "Audited by the rank test" in html and "no primary can be computed exactly" in html
+    rows = re.findall(r"<tr><td>([ab])</td><td>([xy])</td><td[^>]*>(\w+)</td>(.*?)</tr>", html)
+    verdicts = {(r, c): re.findall(r">([^<]*)</td>", rest)[-2:] for r, c, _, rest in rows}
+    assert verdicts[("a", "x")] == ["no", "yes"]  # the primary: decided
+    assert verdicts[("a", "y")] == verdicts[("b", "y")] == ["n/a", "n/a"]  # not decided
+    external = render_table_report(safe, kind="external", audit=checked)
+    assert "rank test of the published cells" in external and "primary" not in external.lower()
+    # a pattern the rank test refuses: no external report
+    bad = marked.suppress([5])
+    with pytest.raises(VerificationError):
+        render_table_report(bad, kind="external", audit=rank_audit(bad))
+    assert "1 primary cell(s) can be computed exactly" in render_table_report(
+        bad, kind="internal", audit=rank_audit(bad)
+    )

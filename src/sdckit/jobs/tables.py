@@ -538,7 +538,8 @@ def _finish(
         if job.report_internal is not None or job.report_external is not None:
             from sdckit.report import write_table_report
 
-            exact = checked if getattr(checked, "intervals", "exact") == "exact" else None
+            # an exact or rank-test audit is reported as it is, a check-mode one recomputed
+            exact = checked if getattr(checked, "intervals", "exact") in ("exact", "rank") else None
             if job.report_internal is not None:
                 written.append(
                     write_table_report(

@@ -138,9 +138,12 @@ def _suppressed_list(table: Any, kind: str) -> list[list[str]]:
 
 def _audit_rows(table: Any, checked: Any) -> list[list[str]]:
     from sdckit.tables._output import STATUS_NAMES
+    from sdckit.tables.table import CellStatus
 
     rows = []
+    rank = checked.intervals == "rank"  # decides the primaries only
     for k, i in enumerate(checked.cells[:MAX_AUDIT_ROWS].tolist()):
+        decided = not rank or table.status[i] == CellStatus.PRIMARY
         codes = [h.codes[n] for h, n in zip(table.hierarchies, table.node_index[i], strict=True)]
         rows.append(
             [
@@ -152,8 +155,8 @@ def _audit_rows(table: Any, checked: Any) -> list[list[str]]:
                 format_value(float(table.upper[i])),
                 format_value(float(table.lower[i])),
                 format_value(float(table.sliding[i])),
-                "yes" if checked.exact[k] else "no",
-                "yes" if checked.protected[k] else "NO",
+                ("yes" if checked.exact[k] else "no") if decided else "n/a",
+                ("yes" if checked.protected[k] else "NO") if decided else "n/a",
             ]
         )
     return rows
@@ -177,7 +180,9 @@ def render_table_report(
         See :mod:`sdckit.report._table`.
     audit : AuditResult, optional
         An exact audit of the pattern (``audit(table)``); computed when not given (or given
-        in check mode, whose intervals are only inner approximations).
+        in check mode, whose intervals are only inner approximations).  A rank-test audit
+        (:func:`~sdckit.tables.suppression.rank_audit`, for tables too large for the LP) is
+        reported as it is: exact disclosure of the primaries, no intervals.
     title : str
 
     Returns
@@ -209,7 +214,7 @@ def render_table_report(
     if not isinstance(title, str) or not title.strip():
         raise ParameterError("The 'title' parameter must be a non-empty string.")
     checked = audit
-    if checked is None or getattr(checked, "intervals", "exact") != "exact":
+    if checked is None or getattr(checked, "intervals", "exact") not in ("exact", "rank"):
         checked = run_audit(table)
     elif checked.table.n_cells != table.n_cells or not np.array_equal(
         checked.table.status, table.status
@@ -257,6 +262,8 @@ def render_table_report(
         "grids": _grids(table, kind) if show_grids else [],
         "suppressed_list": [] if show_grids else _suppressed_list(table, kind),
         "audit_ok": checked.ok,
+        "rank": checked.intervals == "rank",
+        "n_primary": format_value(int(table.primary.sum())),
         "n_audited": len(checked.cells),
         "n_under": int((~checked.protected).sum()),
         "audit_rows": _audit_rows(table, checked) if kind == "internal" else [],
