@@ -126,3 +126,26 @@ def test_a_rank_test_audit_is_reported_as_it_is(monkeypatch) -> None:
     assert "1 primary cell(s) can be computed exactly" in render_table_report(
         bad, kind="internal", audit=rank_audit(bad)
     )
+
+
+def test_a_check_mode_audit_of_a_large_pattern_is_reported_as_it_is(monkeypatch) -> None:
+    t = Table.from_array(
+        np.array([[10, 6, 4], [7, 4, 3], [3, 2, 1]]), {"r": ["a", "b"], "c": ["x", "y"]}
+    )
+    safe = apply_rules(t, MarkedCells(cells=[4], upper=1)).suppress([5, 7, 8])
+    checked = audit(safe, intervals="check")
+    # small: the report computes the exact intervals itself
+    html = render_table_report(safe, kind="internal", audit=checked)
+    assert "inner\napproximations" not in html
+    exact = audit(safe)
+    assert exact.interval(4) == (3.0, 6.0)
+    # above the limit: the check-mode audit as it is, its intervals marked approximate
+    monkeypatch.setattr("sdckit.report._table.EXACT_FOR_REPORT_UP_TO", 3)
+
+    def no_lp(*args, **kwargs):
+        raise AssertionError("the report ran an LP audit")
+
+    monkeypatch.setattr("sdckit.tables.audit", no_lp)
+    html = render_table_report(safe, kind="internal", audit=checked)
+    assert "the intervals shown are inner\napproximations" in html
+    assert "every primary is protected" in html

@@ -38,6 +38,10 @@ ReportKind = Literal["internal", "external"]
 MAX_GRID_CELLS = 20_000
 #: Largest number of rows of the audit table of the internal report.
 MAX_AUDIT_ROWS = 5_000
+#: A check-mode audit of a pattern with more suppressed cells than this is reported as it is
+#: (its intervals are inner approximations, said so) instead of an exact audit run for the
+#: report, which takes one LP per cell and direction.
+EXACT_FOR_REPORT_UP_TO = 2_000
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,9 @@ def render_table_report(
         See :mod:`sdckit.report._table`.
     audit : AuditResult, optional
         An exact audit of the pattern (``audit(table)``); computed when not given (or given
-        in check mode, whose intervals are only inner approximations).  A rank-test audit
+        in check mode, whose intervals are only inner approximations, on a pattern of up to
+        ``EXACT_FOR_REPORT_UP_TO`` suppressed cells; above, a check-mode audit is reported
+        as it is, its intervals marked as inner approximations).  A rank-test audit
         (:func:`~sdckit.tables.suppression.rank_audit`, for tables too large for the LP) is
         reported as it is: exact disclosure of the primaries, no intervals.
     title : str
@@ -214,7 +220,10 @@ def render_table_report(
     if not isinstance(title, str) or not title.strip():
         raise ParameterError("The 'title' parameter must be a non-empty string.")
     checked = audit
-    if checked is None or getattr(checked, "intervals", "exact") not in ("exact", "rank"):
+    kept = {"exact", "rank"}
+    if table.suppressed.sum() > EXACT_FOR_REPORT_UP_TO:
+        kept.add("check")
+    if checked is None or getattr(checked, "intervals", "exact") not in kept:
         checked = run_audit(table)
     elif checked.table.n_cells != table.n_cells or not np.array_equal(
         checked.table.status, table.status
@@ -263,6 +272,7 @@ def render_table_report(
         "suppressed_list": [] if show_grids else _suppressed_list(table, kind),
         "audit_ok": checked.ok,
         "rank": checked.intervals == "rank",
+        "approximate": checked.intervals == "check",
         "n_primary": format_value(int(table.primary.sum())),
         "n_audited": len(checked.cells),
         "n_under": int((~checked.protected).sum()),
