@@ -651,3 +651,57 @@ def test_the_atom_audit_needs_the_records(linked: LinkedTables) -> None:
         LinkedTables(linked.tables).computable_primaries()
     with pytest.raises(SdcError, match="model"):
         linked.audit(model="cube")
+
+
+def test_the_rank_test_over_the_atoms_takes_the_zeros_as_known() -> None:
+    """Column y holds only records of value 0: its published total 0 pins both zero atoms
+    (values are at least 0), and then the primary (a, x) follows from its row."""
+    from sdckit.tables._linked_audit import exact_in_atoms
+
+    df = pl.DataFrame(
+        {
+            "r": ["a", "a", "a", "b", "b", "b"],
+            "c": ["x", "x", "y", "x", "x", "y"],
+            "g": ["p", "q", "p", "q", "p", "q"],
+            "v": [3.0, 2.0, 0.0, 1.0, 3.0, 0.0],
+        }
+    )
+    lk = LinkedTables.from_microdata(df, [["r", "c"], ["r", "g"]], value="v")
+    t = lk.tables[0]
+    ax, ay, bx, by = (t.cell(r=r, c=c) for r, c in (("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")))
+    t = t.suppress([ax], status=CellStatus.PRIMARY).suppress([ay, bx, by])
+    lk = lk.with_tables([t, lk.tables[1]])
+    gid = int(lk.cell_map[0][ax])
+    # the relations alone leave the cycle of four free
+    hidden = np.flatnonzero(lk.hidden)
+    assert not exact_in_atoms(lk, hidden, lk.values[hidden] == 5.0).any()
+    # the LP over the atoms pins it, and so does the rank test with the zeros known
+    by_atoms = lk.audit(model="atoms")
+    k = int(np.flatnonzero(by_atoms.cells == gid)[0])
+    assert by_atoms.exact[k] and by_atoms.minimum[k] == by_atoms.maximum[k] == 5.0
+    assert lk.computable_primaries().tolist() == [gid]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_linked_records(), st.data())
+def test_what_the_rank_test_over_the_atoms_passes_the_atom_audit_does_not_find_exact(
+    case: tuple[pl.DataFrame, dict[str, Any], list[list[str]]], data: st.DataObject
+) -> None:
+    """Records with values of 0 (where the bounds can pin), random patterns: every primary
+    the LP over the atoms finds exact, the rank test finds computable."""
+    df, hier, dims = case
+    values = data.draw(st.lists(st.sampled_from([0.0, 0.0, 1.0, 4.0, 9.0]), min_size=df.height,
+                                max_size=df.height))  # fmt: skip
+    df = df.with_columns(v=pl.Series(values))
+    lk = LinkedTables.from_microdata(df, dims, hierarchies=hier, value="v")
+    lk = lk.apply_rules(MinFrequency(threshold=3, safety_range=0, minimum_level=0))
+    tables = []
+    for t in lk.tables:
+        safe = np.flatnonzero(t.status == CellStatus.SAFE).tolist()
+        more = data.draw(st.lists(st.sampled_from(safe), unique=True)) if safe else []
+        tables.append(t.suppress(np.array(more, dtype=np.int64)) if more else t)
+    lk = lk.with_tables(tables).synced()
+    found = set(lk.computable_primaries().tolist())
+    by_atoms = lk.audit(model="atoms")
+    primary = lk.status[by_atoms.cells] == CellStatus.PRIMARY
+    assert set(by_atoms.cells[primary & by_atoms.exact].tolist()) <= found

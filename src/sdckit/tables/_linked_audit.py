@@ -133,7 +133,8 @@ def exact_in_atoms(
     has one value in every solution (a point interval), whatever the bounds: the
     elimination kernel of the Gauss method finds them (exact integer arithmetic), with every
     published cell published first and nothing else to decide.  ``model`` is
-    ``linked.joint_model()`` when the caller has it.
+    ``linked.joint_model()`` when the caller has it (or that model without the rows of atoms
+    the intruder is taken to know).
     """
     from sdckit.tables.suppression._gauss_linked import joint_elimination
     from sdckit.tables.table import CellStatus

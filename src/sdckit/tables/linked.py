@@ -628,6 +628,12 @@ class LinkedTables:
         Gauss method: 20 s on 368,294 atoms, where :meth:`audit` over the atoms does not
         finish (a primary computable here also fails that audit).
 
+        The a priori bounds are taken into account conservatively, so that a primary it
+        passes is not exact in :meth:`audit` over the atoms either: in non-negative tables
+        an atom of value 0 is taken as known to the intruder (it may be pinned at its
+        bound; a primary of value 0 is then computable), and a hidden cell on one of its
+        bounds as known (a primary there counts as computable).
+
         Examples
         --------
         >>> import polars as pl
@@ -652,9 +658,20 @@ class LinkedTables:
         hidden &= n_supp > 0
         unknown = np.flatnonzero(hidden)
         shown = primary[~hidden[primary]]  # a copy published somewhere
+        # the bounds (docstring): hidden cells on one taken as known, the zero atoms too
+        v = self.values[unknown]
+        tiny = 1e-9 * (1.0 + np.abs(v))
+        on_bound = (v <= self.lower_bounds[unknown] + tiny) | (
+            v >= self.upper_bounds[unknown] - tiny
+        )
         targeted = status[unknown] == CellStatus.PRIMARY
-        exact = exact_in_atoms(self, unknown, targeted)
-        return np.union1d(shown, unknown[exact])
+        n_atoms, atom, cell = self.joint_model()
+        if self.atom_values is not None and np.all(self.lower_bounds >= 0):
+            zero = self.atom_values <= 1e-9 * (1.0 + np.abs(self.atom_values))
+            atom, cell = atom[~zero[atom]], cell[~zero[atom]]
+        inside = unknown[~on_bound]
+        exact = exact_in_atoms(self, inside, targeted[~on_bound], (n_atoms, atom, cell))
+        return np.union1d(np.union1d(shown, inside[exact]), unknown[on_bound & targeted])
 
     def joint_model(self) -> tuple[int, np.ndarray, np.ndarray]:
         """The model matrix of all the tables at once: ``(n_atoms, atom, cell)`` entries.
