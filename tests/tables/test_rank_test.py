@@ -174,7 +174,7 @@ def test_the_order_in_which_the_published_cells_are_taken_changes_nothing(
     try:
         gauss._FEWEST_CHUNK = 1  # re-sorted by the current counts before every cell
         fewest = rank_test(t, respondents=True)
-        gauss._FEWEST_FIRST = False  # by the rows at the start
+        gauss._FEWEST_FIRST = False  # in the order of the cell numbers
         static = rank_test(t, respondents=True)
     finally:
         gauss._FEWEST_CHUNK, gauss._FEWEST_FIRST = saved

@@ -37,7 +37,7 @@ from sdckit.tables._subtables import subtables
 if TYPE_CHECKING:
     from sdckit.tables.table import Table
 
-__all__ = ["AuditResult", "lp_audit", "singleton_violations"]
+__all__ = ["AuditResult", "lp_audit", "on_bounds", "singleton_violations"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,6 +134,18 @@ class AuditResult:
                 "Rank test of the suppression pattern (exact disclosure only, no LP)", rows
             )
         return Summary("Audit of the suppression pattern", rows)
+
+
+def on_bounds(
+    values: np.ndarray, lower_bounds: np.ndarray, upper_bounds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which ``values`` lie on one of their a priori bounds (to a relative 1e-9), and the
+    sign of the moves that keep each within (+1 at its lower bound, -1 at its upper, 0 at
+    both).  The rank tests take such cells as ones the bounds may pin (an LP would)."""
+    tiny = 1e-9 * (1.0 + np.abs(values))
+    at_lower = values <= lower_bounds + tiny
+    at_upper = values >= upper_bounds - tiny
+    return at_lower | at_upper, at_lower.astype(np.int8) - at_upper.astype(np.int8)
 
 
 def lp_audit(

@@ -644,6 +644,7 @@ class LinkedTables:
         >>> lk.computable_primaries().tolist()  # nothing suppressed, nothing primary
         []
         """
+        from sdckit.tables._audit_core import on_bounds
         from sdckit.tables._linked_audit import exact_in_atoms
 
         if self.atoms is None:
@@ -659,15 +660,13 @@ class LinkedTables:
         unknown = np.flatnonzero(hidden)
         shown = primary[~hidden[primary]]  # a copy published somewhere
         # the bounds (docstring): hidden cells on one taken as known, the zero atoms too
-        v = self.values[unknown]
-        tiny = 1e-9 * (1.0 + np.abs(v))
-        on_bound = (v <= self.lower_bounds[unknown] + tiny) | (
-            v >= self.upper_bounds[unknown] - tiny
+        on_bound, _ = on_bounds(
+            self.values[unknown], self.lower_bounds[unknown], self.upper_bounds[unknown]
         )
         targeted = status[unknown] == CellStatus.PRIMARY
         n_atoms, atom, cell = self.joint_model()
         if self.atom_values is not None and np.all(self.lower_bounds >= 0):
-            zero = self.atom_values <= 1e-9 * (1.0 + np.abs(self.atom_values))
+            zero, _ = on_bounds(self.atom_values, 0.0, np.inf)
             atom, cell = atom[~zero[atom]], cell[~zero[atom]]
         inside = unknown[~on_bound]
         exact = exact_in_atoms(self, inside, targeted[~on_bound], (n_atoms, atom, cell))

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import ParameterError
-from sdckit.tables._audit_core import AuditResult
+from sdckit.tables._audit_core import AuditResult, on_bounds
 from sdckit.tables.suppression.gauss import _build_model, _eliminate, _groups, _kernel
 from sdckit.tables.table import CellStatus, Table
 
@@ -125,7 +125,8 @@ def rank_test(
         Respondent number of each cell (as for :class:`~sdckit.tables.GaussSuppression`).
     progress : callable, optional
         ``progress(stage, done, total)``, called as the published cells are taken in
-        (stage ``"rank test"``; ``"rank test, respondents"`` for the second run).
+        (stage ``"rank test"``; ``"rank test, pinned cells known"`` when a primary on a
+        bound is pinned; ``"rank test, respondents"`` for the respondents' run).
 
     Returns
     -------
@@ -155,7 +156,8 @@ def rank_test(
     ([4, 5, 7, 8], 2)
     """
     primary = table.primary
-    on_bound, sign = _on_bounds(table)
+    on_bound, sign = on_bounds(table.values, table.lower_bounds, table.upper_bounds)
+    on_bound &= table.suppressed
     # the intruder is taken to know the others on a bound (module doc); a primary on both
     # bounds is known a priori
     fixed = on_bound & (sign == 0)
@@ -188,17 +190,6 @@ def rank_test(
         n_published=int(published.sum()),
         n_on_bounds=int(on_bound.sum()),
     )
-
-
-def _on_bounds(table: Table) -> tuple[np.ndarray, np.ndarray]:
-    """The suppressed cells on one of their a priori bounds, and the sign of the moves that
-    keep them within (+1 at the lower bound, -1 at the upper, 0 at both)."""
-    v = table.values
-    tiny = 1e-9 * (1.0 + np.abs(v))
-    at_lower = table.suppressed & (v <= table.lower_bounds + tiny)
-    at_upper = table.suppressed & (v >= table.upper_bounds - tiny)
-    sign = at_lower.astype(np.int8) - at_upper.astype(np.int8)
-    return at_lower | at_upper, sign
 
 
 def _stage(
@@ -236,9 +227,7 @@ def _unsafe(
     live = primary | published | attacker
     model = _build_model(table, live, rows_mask, groups)
     has_rows = model.n_rows > 0
-    first = np.flatnonzero(published & has_rows)
-    # the published cells in the order of fewest rows (the least fill)
-    first = first[np.argsort(model.n_rows[first], kind="stable")]
+    first = np.flatnonzero(published & has_rows)  # the kernel orders them (fewest first)
     flags = np.zeros(table.n_cells, dtype=np.uint8)
     flags[live & has_rows] = K.LIVE
     flags[primary & has_rows] |= K.PRIM
