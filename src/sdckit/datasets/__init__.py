@@ -4,6 +4,9 @@ The data are generated (no file is shipped): :func:`generate_census` draws any n
 from a seed, :func:`load_demo` returns the fixed, seeded demo file.  :data:`DEMO_COLUMNS`
 describes every column and :data:`DEMO_ROLES` gives the suggested column roles (key variables,
 numeric variables, weight, strata, household, sensitive variables).
+:func:`generate_household_survey` draws an EU-SILC-like household survey file (sorted by region,
+person numbers that encode the household, calibrated weights, incomes, interviewer remarks),
+described by :data:`SURVEY_COLUMNS` with suggested roles in :data:`SURVEY_ROLES`.
 """
 
 from sdckit.datasets._census import (
@@ -14,12 +17,16 @@ from sdckit.datasets._census import (
     generate_census,
     load_demo,
 )
+from sdckit.datasets._survey import SURVEY_COLUMNS, SURVEY_ROLES, generate_household_survey
 
 __all__ = [
     "DEMO_COLUMNS",
     "DEMO_PERSONS",
     "DEMO_ROLES",
     "DEMO_SEED",
+    "SURVEY_COLUMNS",
+    "SURVEY_ROLES",
     "generate_census",
+    "generate_household_survey",
     "load_demo",
 ]
