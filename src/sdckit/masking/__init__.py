@@ -41,6 +41,7 @@ from sdckit.masking.suppression import (
     suppress_risky_records,
 )
 from sdckit.masking.synthetic import Synthesis, Synthesizer, synthesize
+from sdckit.masking.weights import WeightCalibration, calibrate_weights
 from sdckit.protection import Protected, ProtectionMethod
 
 __all__ = [
@@ -62,7 +63,9 @@ __all__ = [
     "Synthesizer",
     "TargetedRecordSwapping",
     "TopBottomCoding",
+    "WeightCalibration",
     "add_noise",
+    "calibrate_weights",
     "generate_transition",
     "global_recode",
     "information_loss_lower_bound",

@@ -104,6 +104,9 @@ LOSS_MEASURES: dict[str, LossFunction] = {
     "il1s": _il1s,
     "share_changed": _share_changed,
     "hellinger": _hellinger,
+    "weighted_estimates": lambda original, protected: __import__(
+        "sdckit.utility.weighted", fromlist=["weighted_estimates_loss"]
+    ).weighted_estimates_loss(original, protected),
 }
 
 
