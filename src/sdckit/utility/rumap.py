@@ -99,14 +99,18 @@ def _hellinger(original: Microdata, protected: Microdata) -> float:
     return float(categorical_loss(original, protected).per_variable["hellinger"].mean())
 
 
+def _weighted_estimates(original: Microdata, protected: Microdata) -> float:
+    from sdckit.utility.weighted import weighted_estimates_loss
+
+    return weighted_estimates_loss(original, protected)
+
+
 LOSS_MEASURES: dict[str, LossFunction] = {
     "sse_sst": _sse_sst,
     "il1s": _il1s,
     "share_changed": _share_changed,
     "hellinger": _hellinger,
-    "weighted_estimates": lambda original, protected: __import__(
-        "sdckit.utility.weighted", fromlist=["weighted_estimates_loss"]
-    ).weighted_estimates_loss(original, protected),
+    "weighted_estimates": _weighted_estimates,
 }
 
 
