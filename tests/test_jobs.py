@@ -128,3 +128,129 @@ def test_the_method_reference_in_the_docs_is_generated_from_the_registry() -> No
     )
     for alias in ("local_suppression", "pram", "targeted_record_swapping", "min_frequency"):
         assert f"**`{alias}`**" in text
+
+
+# ------------------------------------------------------------------ household-wide variables
+def _household_job(tmp_path: Path, roles_extra: str = "") -> Path:
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 4, size=40)
+    per_household = np.arange(len(sizes))
+    hid = np.repeat(per_household, sizes)
+    pl.DataFrame(
+        {
+            "hid": hid,
+            "region": np.repeat(per_household % 4, sizes),
+            "tenure": np.repeat(per_household % 3, sizes),
+            "sex": rng.integers(1, 3, size=len(hid)),
+            "age_group": rng.integers(1, 5, size=len(hid)),
+            "income": rng.normal(size=len(hid)),
+            "hh_income": np.repeat(rng.normal(size=len(sizes)), sizes),
+        }
+    ).write_parquet(tmp_path / "survey.parquet")
+    path = tmp_path / "job.toml"
+    path.write_text(
+        f"""
+[input]
+file = "survey.parquet"
+
+[roles]
+keys = ["region", "tenure", "sex", "age_group"]
+numeric = ["income", "hh_income"]
+household = "hid"
+household_level = ["region"]
+{roles_extra}
+
+[[steps]]
+method = "local_suppression"
+k = 2
+
+[output]
+data = "out/protected.parquet"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_job_adds_the_household_wide_variables_and_notes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import polars as pl
+
+    validations = 0
+    original_validate = Microdata._validate
+
+    def counting_validate(self: Microdata) -> None:
+        nonlocal validations
+        validations += 1
+        original_validate(self)
+
+    monkeypatch.setattr(Microdata, "_validate", counting_validate)
+    job = load_job(_household_job(tmp_path))
+    assert validations == 1  # the input file is still validated once
+    md = job.microdata
+    assert md.household_level == ("region", "tenure", "hh_income")
+    assert job.roles["household_level"] == ["region", "tenure", "hh_income"]
+    assert len(job.notes) == 1
+    note = job.notes[0]
+    assert "'tenure', 'hh_income'" in note and "'region'" not in note
+    assert "detect_household_level = false" in note
+    # every method treats them per household: a suppressed tenure is suppressed for all members
+    result = run_job(job, write=False)
+    out = result.session.current.frame
+    assert out["tenure"].null_count() > 0
+    per_household = out.group_by("hid").agg(
+        pl.col("tenure").null_count().alias("gone"), pl.len().alias("n")
+    )
+    assert ((per_household["gone"] == 0) | (per_household["gone"] == per_household["n"])).all()
+
+
+def test_job_detection_of_household_wide_variables_can_be_turned_off(tmp_path: Path) -> None:
+    job = load_job(_household_job(tmp_path, "detect_household_level = false"))
+    assert job.microdata.household_level == ("region",)
+    assert job.notes == []
+    # explicit true is the default; nothing to add gives no note
+    job = load_job(_household_job(tmp_path, "detect_household_level = true"))
+    assert job.microdata.household_level == ("region", "tenure", "hh_income")
+    text = (tmp_path / "job.toml").read_text(encoding="utf-8")
+    (tmp_path / "job.toml").write_text(
+        text.replace(
+            'household_level = ["region"]', 'household_level = ["region", "tenure", "hh_income"]'
+        ),
+        encoding="utf-8",
+    )
+    assert load_job(tmp_path / "job.toml").notes == []
+    # without a household id nothing is detected
+    (tmp_path / "job.toml").write_text(
+        text.replace('household = "hid"\nhousehold_level = ["region"]', ""), encoding="utf-8"
+    )
+    job = load_job(tmp_path / "job.toml")
+    assert job.microdata.household_level == () and job.notes == []
+
+
+@pytest.mark.parametrize("value", ['"no"', "0", "[]"])
+def test_job_detect_household_level_must_be_a_boolean(tmp_path: Path, value: str) -> None:
+    from sdckit.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="'detect_household_level'") as err:
+        load_job(_household_job(tmp_path, f"detect_household_level = {value}"))
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("[roles]")
+
+
+def test_job_detect_household_level_bad_value_is_one_line_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from sdckit.cli.app import app
+
+    path = _household_job(tmp_path, 'detect_household_level = "yes"')
+    result = CliRunner().invoke(app, ["protect", str(path)])
+    assert result.exit_code == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "'detect_household_level'" in lines[0], result.stderr
+    assert "Traceback" not in result.stdout + result.stderr

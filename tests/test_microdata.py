@@ -185,3 +185,117 @@ def test_release_roles_are_validated() -> None:
     assert md.household_level == ("region",)
     with pytest.raises(ColumnError, match="two roles"):
         Microdata(df, keys=["region", "sex"], identifiers=["sex"])
+
+
+# ------------------------------------------------------------------ household-wide variables
+def _households(n_pairs: int = 10) -> pl.DataFrame:
+    """``n_pairs`` households of two members, then two single-person households.
+
+    ``region`` and ``hh_income`` are household-wide; ``tenure`` is missing for both members
+    of household 0 (still household-wide); ``car`` is missing for one member of household 0
+    only (not household-wide); ``sex`` and ``income`` vary; ``hh_size`` has no role.
+    """
+    h = [*np.repeat(np.arange(n_pairs), 2).tolist(), n_pairs, n_pairs + 1]
+    n = len(h)
+    per_household = np.arange(n_pairs + 2) % 3
+    region = [f"r{per_household[i]}" for i in h]
+    tenure = [None if i == 0 else int(per_household[i]) for i in h]
+    car = [int(per_household[i]) for i in h]
+    car[1] = None
+    hh_income = [float(per_household[i]) * 1000.0 for i in h]
+    hh_income[2:4] = [float("nan"), float("nan")]  # NaN for both members: missing for all
+    return pl.DataFrame(
+        {
+            "h": h,
+            "region": region,
+            "tenure": tenure,
+            "car": car,
+            "sex": [i % 2 for i in range(n)],
+            "hh_income": hh_income,
+            "income": [float(i) for i in range(n)],
+            "hh_size": [2] * (2 * n_pairs) + [1, 1],
+            "w": [1.0] * n,
+        }
+    )
+
+
+ROLES = {
+    "keys": ["region", "tenure", "car", "sex"],
+    "numeric": ["hh_income", "income"],
+    "weight": "w",
+}
+
+
+def test_household_level_detected_with_missing_values() -> None:
+    md = Microdata(_households(), household="h", **ROLES)
+    # the household id, the weight and columns without a role are not candidates
+    assert md.detect_household_level() == ("region", "tenure", "hh_income")
+    assert md.household_level == ()  # detection does not change the declared roles
+    # a household with a value for one member and none for the other is not constant
+    df = _households().with_columns(pl.Series("tenure", [None, 1] + [1] * 20))
+    assert "tenure" not in Microdata(df, household="h", **ROLES).detect_household_level()
+    # as sensitive and linked variables too, in the order of the roles
+    md = Microdata(
+        _households(), household="h", keys=["sex", "region"], sensitive=["tenure"],
+        linked={"car": "region"}, numeric=["hh_income"],
+    )  # fmt: skip
+    assert md.detect_household_level() == ("region", "hh_income", "tenure")
+
+
+def test_household_level_needs_enough_households_and_a_household_id() -> None:
+    # nine households of two members: constant by accident too often, nothing is found
+    assert Microdata(_households(9), household="h", **ROLES).detect_household_level() == ()
+    assert Microdata(_households(10), household="h", **ROLES).detect_household_level() != ()
+    # without a household id nothing is found, and "auto" finds nothing without an error
+    assert Microdata(_households(), **ROLES).detect_household_level() == ()
+    assert Microdata(_households(), household_level="auto", **ROLES).household_level == ()
+    # a declared list without a household id keeps its error
+    with pytest.raises(ColumnError, match="need the household id"):
+        Microdata(_households(), household_level=["region"], **ROLES)
+
+
+def test_household_level_auto() -> None:
+    md = Microdata(_households(), household="h", household_level="auto", **ROLES)
+    assert md.household_level == ("region", "tenure", "hh_income")
+    assert md.roles()["household_level"] == ["region", "tenure", "hh_income"]
+    assert Microdata(md.frame, **md.roles()).household_level == md.household_level
+    # "auto" is detection only: a declared column that is not household-wide is not kept
+    assert "hh_size" not in md.household_level
+    # with_frame (and a Microdata given new roles) accepts it too
+    plain = Microdata(_households(), household="h", **ROLES)
+    assert plain.with_frame(plain.frame, household_level="auto").household_level == (
+        md.household_level
+    )
+    # new household-level variables given to with_frame are still checked
+    with pytest.raises(DataError, match="'car' takes more than one value"):
+        plain.with_frame(plain.frame, household_level=["car"])
+    # a column named "auto" is given as a list
+    df = _households().rename({"hh_size": "auto"})
+    named = Microdata(df, household="h", household_level=["auto"], **ROLES)
+    assert named.household_level == ("auto",)
+
+
+def test_household_level_detection_is_vectorised() -> None:
+    import time
+
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 6, size=350_000)
+    h = np.repeat(np.arange(len(sizes)), sizes)
+    n = len(h)
+    df = pl.DataFrame(
+        {
+            "h": h,
+            "region": np.repeat(rng.integers(0, 30, size=len(sizes)), sizes),
+            "sex": rng.integers(0, 2, size=n),
+            "age": rng.integers(0, 90, size=n),
+            "hh_income": np.repeat(rng.normal(size=len(sizes)), sizes),
+            "income": rng.normal(size=n),
+        }
+    ).sample(fraction=1.0, shuffle=True, seed=1)
+    md = Microdata(
+        df, keys=["region", "sex", "age"], numeric=["hh_income", "income"], household="h"
+    )
+    assert n > 1_000_000
+    start = time.perf_counter()
+    assert md.detect_household_level() == ("region", "hh_income")
+    assert time.perf_counter() - start < 10.0

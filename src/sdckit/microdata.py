@@ -24,6 +24,11 @@ from sdckit.errors import ColumnError, DataError, SdcWarning
 
 __all__ = ["Microdata", "as_microdata"]
 
+#: ``household_level="auto"`` finds household-wide variables only in data with at least this
+#: many households of two members or more (in fewer, a variable is constant within households
+#: by accident too often).
+MIN_HOUSEHOLDS_FOR_DETECTION = 10
+
 
 class Microdata:
     """A microdata file with explicit column roles.
@@ -54,6 +59,9 @@ class Microdata:
         Variables constant within a household (region of residence, household size, household
         income); needs ``household``.  Every method treats them per household: a value
         suppressed or changed in one member is suppressed or changed in all members alike.
+        ``"auto"``: the variables with a role that the data shows to be household-wide
+        (:meth:`detect_household_level`; none without a household id).  A column named
+        ``auto`` is given as ``["auto"]``.
     identifiers : str or list of str, optional
         Direct identifiers (names, person numbers): never released.
     max_levels : int, default 1000
@@ -92,6 +100,7 @@ class Microdata:
         max_levels: int = 1000,
     ) -> None:
         frame, info = to_polars(data)
+        auto = _is_auto(household_level)
         self._init(
             frame,
             info,
@@ -102,10 +111,12 @@ class Microdata:
             household=household,
             sensitive=column_list(sensitive, "sensitive"),
             linked=_linked_map(linked),
-            household_level=column_list(household_level, "household_level"),
+            household_level=() if auto else column_list(household_level, "household_level"),
             identifiers=column_list(identifiers, "identifiers"),
             max_levels=check_int(max_levels, "max_levels", minimum=2),
         )
+        if auto:
+            self._household_level = self.detect_household_level()
 
     def _init(
         self,
@@ -234,7 +245,11 @@ class Microdata:
                     f"The {role} column {col!r} has missing values; every record needs a "
                     f"{role} value (fill them or drop those records)."
                 )
-        for col in self._household_level:
+        self._validate_household_level(self._household_level)
+
+    def _validate_household_level(self, columns: Iterable[str]) -> None:
+        """Each of ``columns`` is constant within every household."""
+        for col in columns:
             n_bad = self.inconsistent_households(col)
             if n_bad:
                 raise DataError(
@@ -242,6 +257,54 @@ class Microdata:
                     f"{n_bad} household(s); a household-level variable must be constant within "
                     "each household (correct the data or do not declare it household-level)."
                 )
+
+    def detect_household_level(self) -> tuple[str, ...]:
+        """The variables with a role that are the same for every member of every household.
+
+        The key, numeric, linked and sensitive variables (whatever ``household_level``
+        declares) whose value is, within each household, the same for all members or missing
+        for all members (NaN counts as missing; a household in which some members have a value
+        and others miss it is not constant).  Found only with a household id and in data with
+        at least ten households of two members or more (``MIN_HOUSEHOLDS_FOR_DETECTION``; in
+        fewer, a variable is constant within households by accident); otherwise none.  One
+        polars ``group_by`` over the households (about a second on 1,000,000 records).
+
+        Returns
+        -------
+        tuple of str
+            In the order of the roles (keys, numeric, linked, sensitive).
+        """
+        hh = self._household
+        if hh is None:
+            return ()
+        candidates = list(
+            dict.fromkeys((*self._keys, *self._numeric, *self._linked, *self._sensitive))
+        )
+        candidates = [c for c in candidates if c != hh]
+        if not candidates:
+            return ()
+        frame = self._frame
+        exprs = []
+        for i, col in enumerate(candidates):
+            expr = pl.col(col)
+            if frame.schema[col].is_float():
+                expr = expr.fill_nan(None)
+            exprs.append(expr.alias(f"c{i}"))
+        counts = (
+            frame.lazy()
+            .select(pl.col(hh).alias("h"), *exprs)
+            .group_by("h")
+            .agg(pl.len().alias("n"), *(pl.col(f"c{i}").n_unique() for i in range(len(exprs))))
+            .filter(pl.col("n") >= 2)
+            .select(
+                pl.len().alias("households"),
+                *(pl.col(f"c{i}").max().alias(f"c{i}") for i in range(len(exprs))),
+            )
+            .collect()
+        )
+        if counts.item(0, "households") < MIN_HOUSEHOLDS_FOR_DETECTION:
+            return ()
+        return tuple(c for i, c in enumerate(candidates) if counts.item(0, f"c{i}") <= 1)
 
     def inconsistent_households(self, column: str) -> int:
         """Number of households in which ``column`` takes more than one value (missing counts)."""
@@ -466,10 +529,11 @@ class Microdata:
             info = FrameInfo(info.backend, info.index[np.asarray(rows)])
         new = object.__new__(Microdata)
         current = self.roles()
-        # the values of a column whose role is new are checked (a new weight, strata, ...)
+        auto = _is_auto(merged["household_level"])
+        # the values of a column whose role is new are checked (a new weight, strata,
+        # household: everything; new household-level variables alone: their consistency)
         changed_role = any(
-            merged[name] != current[name]
-            for name in ("weight", "strata", "household", "household_level")
+            merged[name] != current[name] for name in ("weight", "strata", "household")
         )
         new._init(
             frame,
@@ -481,17 +545,30 @@ class Microdata:
             household=merged["household"],
             sensitive=column_list(merged["sensitive"], "sensitive"),
             linked=_linked_map(merged["linked"]),
-            household_level=column_list(merged["household_level"], "household_level"),
+            household_level=(
+                () if auto else column_list(merged["household_level"], "household_level")
+            ),
             identifiers=column_list(merged["identifiers"], "identifiers"),
             max_levels=self._max_levels,
             full=changed_role,
         )
-        new._derived = True
+        if auto:
+            new._household_level = new.detect_household_level()
+        elif not changed_role:
+            known = set(self._household_level)
+            new._validate_household_level(c for c in new._household_level if c not in known)
+        # the same frame with other roles is the same file (not one made by a method)
+        new._derived = self._derived if frame is self._frame and rows is None else True
         return new
 
     def to_native(self, frame: pl.DataFrame | None = None) -> Any:
         """``frame`` (default: this file's data) in the caller's form, with the caller's index."""
         return from_polars(self._frame if frame is None else frame, self._info)
+
+
+def _is_auto(value: object) -> bool:
+    """Whether a ``household_level`` argument asks for detection (the string ``"auto"``)."""
+    return isinstance(value, str) and value == "auto"
 
 
 def _linked_map(value: object) -> dict[str, str]:

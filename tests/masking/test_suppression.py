@@ -365,3 +365,195 @@ def test_risk_suppression_category_mode_reaches_the_threshold() -> None:
     method = RiskSuppression(threshold=0.5, missing="category")
     res = method.apply(md)
     method.verify(md, res)  # recomputes the risks with missing values as a category
+
+
+# ---------------------------------------------------------------------- fixed keys
+def _fk_wildcard(frame: pl.DataFrame, keys: list[str]) -> np.ndarray:
+    """fk with missing values as wildcards, recomputed with polars group-bys only.
+
+    The distinct patterns (missing included) are counted, every pair of compatible patterns
+    (equal or missing in each key) is found by a cross join, and the counts of the patterns
+    compatible with each pattern are summed and joined back to the records.
+    """
+    cols = [f"c{i}" for i in range(len(keys))]
+    data = frame.select([pl.col(k).alias(c) for k, c in zip(keys, cols, strict=True)])
+    patterns = data.group_by(cols).agg(pl.len().alias("n")).with_row_index("p")
+    other = patterns.rename({c: f"{c}_o" for c in [*cols, "n", "p"]})
+    compatible = pl.lit(True)
+    for c in cols:
+        compatible &= (
+            pl.col(c).is_null() | pl.col(f"{c}_o").is_null() | (pl.col(c) == pl.col(f"{c}_o"))
+        )
+    fk = (
+        patterns.join(other, how="cross")
+        .filter(compatible)
+        .group_by("p")
+        .agg(pl.col("n_o").sum().alias("fk"))
+    )
+    per_record = (
+        data.with_row_index("r")
+        .join(patterns.select([*cols, "p"]), on=cols, how="left", nulls_equal=True)
+        .join(fk, on="p", how="left")
+        .sort("r")
+    )
+    assert per_record.height == frame.height
+    return per_record.get_column("fk").to_numpy()
+
+
+def test_fixed_keys_hand_checked() -> None:
+    # a is the less important key: without `fixed` the two unique records lose their a
+    df = pl.DataFrame({"a": [1, 1, 1, 2, 2, 2], "b": [5, 5, 6, 5, 6, 6]})
+    free = local_suppression(df, keys=["a", "b"], k=2, importance={"a": 2, "b": 1})
+    assert free.changed == {"a": 2}
+    # with a fixed, each group of a is made 2-anonymous on b: (1, 6) and (2, 5) lose their b
+    md = Microdata(df, keys=["a", "b"])
+    method = LocalSuppression(k=2, importance={"b": 1}, fixed=["a"])  # a needs no rank
+    res = method.apply(md)
+    assert res.data.rows() == [(1, 5), (1, 5), (1, None), (2, None), (2, 6), (2, 6)]
+    assert res.changed == {"b": 2}
+    assert res.details["suppressions_per_key"] == {"a": 0, "b": 2}
+    assert res.details["fixed"] == ["a"] and res.details["given_back_by_fixed"] == 0
+    method.verify(md, res)
+    # also with a rank for the fixed key, a single name, and every key fixed (nothing to do)
+    same = local_suppression(df, keys=["a", "b"], k=2, importance=[1, 2], fixed="a")
+    assert same.data.rows() == res.data.rows()
+    both = local_suppression(df, keys=["a", "b"], k=1, fixed=["a", "b"])
+    assert both.details["suppressions"] == 0
+    # a missing fixed value (with wildcards) joins the largest group it matches
+    df = pl.DataFrame({"a": [1, 1, None, 2, 2, 2], "b": [1, 2, 3, 4, 5, 6]})
+    res = local_suppression(df, keys=["a", "b"], k=2, fixed=["a"])
+    assert res.data["a"].to_list() == [1, 1, None, 2, 2, 2]
+    assert _fk_wildcard(res.data, ["a", "b"]).min() >= 2
+
+
+def test_fixed_keys_infeasible_and_bad_input() -> None:
+    df = pl.DataFrame(
+        {"size": ["one", "one", "one", "two", "two", "secret"], "b": [1, 2, 3, 4, 5, 6]}
+    )
+    with pytest.raises(InfeasibleError) as err:
+        local_suppression(df, keys=["size", "b"], k=2, fixed=["size"])
+    message = str(err.value)
+    assert "'size'" in message and "recode" in message and "lower k" in message
+    assert "secret" not in message and "two" not in message and "\n" not in message
+    # within strata: the fixed value "x" has a single record in stratum 2
+    strata = pl.DataFrame(
+        {"size": ["x", "x", "x", "x", "y", "y"], "s": [1, 1, 1, 2, 2, 2], "b": [1, 2] * 3}
+    )
+    fine = local_suppression(strata, keys=["size", "b"], strata="s", k=2, fixed=["size"])
+    assert fine.data["size"].equals(strata["size"])
+    with pytest.raises(InfeasibleError, match="'size' within the strata of 's'"):
+        local_suppression(
+            strata, keys=["size", "b"], strata="s", k=2, fixed=["size"], by_strata=True
+        )
+    with pytest.raises(ColumnError, match=r"'fixed'.*'s'.*not a key variable"):
+        local_suppression(strata, keys=["size", "b"], k=2, fixed=["s"])
+    with pytest.raises(ParameterError, match="'fixed'"):
+        local_suppression(df, keys=["size", "b"], k=2, fixed=[1])
+
+
+def test_fixed_keys_are_not_suppressed_against_inferences() -> None:
+    from sdckit.masking.suppression import close_inferences, given_back_by_fixed
+
+    # key 0: age group (0 = child), key 1: education (0 = none), key 2: sex
+    children = np.column_stack([np.zeros(12), np.zeros(12), np.arange(12) % 2])
+    adults = np.column_stack([np.ones(12), 1 + np.arange(12) % 3, np.arange(12) % 2])
+    codes = np.vstack([children, adults]).astype(np.int64)
+    suppressed = np.zeros_like(codes, dtype=bool)
+    suppressed[0, 1] = True  # the other children give the education back through the age group
+    out, added = close_inferences(codes, suppressed, fixed=[0])
+    assert added == 0 and not out[:, 0].any() and out[0, 1]
+    assert given_back_by_fixed(codes, suppressed, [0]).sum() == 1
+    assert given_back_by_fixed(codes, suppressed, [2]).sum() == 0
+    # when the age group is not fixed it is suppressed instead (the rule without `fixed`)
+    out, added = close_inferences(codes, suppressed)
+    assert added == 1 and out[0, 0]
+
+
+def test_fixed_household_size_and_household_level_keys() -> None:
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 4, size=80)
+    hid = np.repeat(np.arange(80), sizes)
+    region = np.repeat(rng.integers(0, 5, size=80), sizes)
+    df = pl.DataFrame(
+        {
+            "hid": hid,
+            "hhsize": np.repeat(sizes, sizes),
+            "region": region,
+            "sex": rng.integers(0, 2, size=len(hid)),
+            "age": rng.integers(0, 4, size=len(hid)),
+        }
+    )
+    keys = ["hhsize", "region", "sex", "age"]
+    md = Microdata(df, keys=keys, household="hid", household_level=["hhsize", "region"])
+    method = LocalSuppression(k=3, fixed=["hhsize"])
+    res = method.apply(md)
+    method.verify(md, res)
+    out = res.microdata.frame
+    assert out["hhsize"].equals(df["hhsize"])
+    assert res.changed.get("region", 0) > 0
+    # the household-level region is suppressed for every member alike
+    per_household = out.group_by("hid").agg(
+        pl.col("region").null_count().alias("gone"), pl.len().alias("n")
+    )
+    assert ((per_household["gone"] == 0) | (per_household["gone"] == per_household["n"])).all()
+    assert _fk_wildcard(out, keys).min() >= 3
+
+
+@st.composite
+def _fixed_cases(draw: st.DrawFn) -> dict:
+    n = draw(st.integers(2, 40))
+    n_free = draw(st.integers(1, 3))
+    n_fixed = draw(st.integers(1, 2))
+    cols: dict[str, pl.Series] = {}
+    for j in range(n_free + n_fixed):
+        levels = draw(st.integers(1, 2 if j >= n_free else 4))
+        values = draw(st.lists(st.integers(0, levels - 1), min_size=n, max_size=n))
+        holes = draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))
+        col = [None if h == 0 else v for v, h in zip(values, holes, strict=True)]
+        if all(v is None for v in col):
+            col[0] = 0
+        cols[f"k{j}"] = pl.Series(col, dtype=pl.Int64)
+    by_strata = draw(st.booleans())
+    cols["s"] = pl.Series(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    return {
+        "frame": pl.DataFrame(cols),
+        "keys": [f"k{j}" for j in range(n_free + n_fixed)],
+        "fixed": [f"k{j}" for j in range(n_free, n_free + n_fixed)],
+        "k": draw(st.integers(1, min(n, 4))),
+        "combinations": draw(st.sampled_from([None, 1, 2])),
+        "by_strata": by_strata,
+    }
+
+
+@given(_fixed_cases())
+def test_property_fixed_keys_never_suppressed_and_k_anonymous(case: dict) -> None:
+    frame, keys, fixed, k = case["frame"], case["keys"], case["fixed"], case["k"]
+    free = [c for c in keys if c not in fixed]
+    extra = ["s"] if case["by_strata"] else []
+    md = Microdata(frame, keys=keys, strata="s")
+    method = LocalSuppression(
+        k=k, fixed=fixed, combinations=case["combinations"], by_strata=case["by_strata"]
+    )
+    groups = frame.group_by([*extra, *fixed]).len()
+    if groups["len"].min() < k:  # a group of the fixed values (missing as a value) is small
+        try:
+            res = method.apply(md)
+        except InfeasibleError as err:
+            message = str(err)
+            assert "stratum" in message or all(repr(c) in message for c in fixed)
+            return
+    else:  # then it is always feasible
+        res = method.apply(md)
+    out = res.microdata.frame
+    # the fixed keys are never suppressed (nor changed), the other keys only suppressed
+    assert out.select(fixed).equals(frame.select(fixed), null_equal=True)
+    for c in free:
+        kept = out[c].is_not_null()
+        assert (out[c].filter(kept) == frame[c].filter(kept)).all()
+    # k-anonymity recomputed independently, wildcards included, the fixed keys always counted
+    size = case["combinations"] or len(free)
+    for subset in combinations(free, min(size, len(free))):
+        assert _fk_wildcard(out, [*subset, *fixed, *extra]).min() >= k
+    if case["combinations"] is None:
+        assert _fk_wildcard(out, [*keys, *extra]).min() >= k
+    method.verify(md, res)

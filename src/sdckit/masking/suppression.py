@@ -22,6 +22,18 @@ With ``by_strata=True`` k-anonymity is reached within each stratum of the data's
 and the same output (:mod:`sdckit.masking._strata`); inferences are then blocked over the whole
 file.  The loops of :func:`close_inferences` are numba kernels (one pass over the records per
 pair of keys: well under a second on 1,000,000 records).
+
+Keys in ``fixed`` are never suppressed (a household size, which the members of a released
+household give back anyway): records are grouped by the fixed keys' values, as by the strata of
+``by_strata`` (the groups of both are crossed), and k-anonymity is reached within each group by
+suppressing the other keys, so a fixed key's value always counts in ``fk``.  Missing values of a
+fixed key: with ``missing="category"`` they are a value of their own; with wildcards the records
+whose fixed keys are partly missing join a group whose values they match (so they match every
+record of it): the largest one short of ``k`` records, else, when they are fewer than ``k``
+themselves, the largest one; otherwise they form a group of their own.  A group of fewer than
+``k`` records makes the suppression infeasible.  Inferences are not blocked through a fixed key
+(that would suppress it); the suppressed values a fixed key still gives back are counted in
+``details["given_back_by_fixed"]``.
 """
 
 from __future__ import annotations
@@ -33,8 +45,8 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from sdckit._codes import group_ids
-from sdckit._validation import check_choice, check_int, check_real
+from sdckit._codes import first_index, group_ids
+from sdckit._validation import check_choice, check_int, check_real, column_list
 from sdckit.errors import ColumnError, InfeasibleError, ParameterError
 from sdckit.masking._strata import N_JOBS, ReportsStrata, Strata, n_workers, run, split
 from sdckit.masking._suppression_kernel import key_words, suppress_to_k
@@ -48,6 +60,7 @@ from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
     Boolean,
     ColumnMap,
+    Columns,
     Integer,
     ListOf,
     Options,
@@ -69,11 +82,12 @@ __all__ = [
 Importance = Sequence[int] | Mapping[str, int] | None
 
 
-def _priority(md: Microdata, importance: Importance) -> np.ndarray:
+def _priority(md: Microdata, importance: Importance, fixed: Sequence[str] = ()) -> np.ndarray:
     """Suppression priority of each key (higher = suppressed first) from the importance ranks.
 
     ``importance`` gives one rank per key, lower = more important = suppressed last (sdcMicro).
-    Without it, keys with more levels are suppressed first (sdcMicro's default).
+    Without it, keys with more levels are suppressed first (sdcMicro's default).  A dict need not
+    rank the ``fixed`` keys (never suppressed, their rank is not used).
     """
     keys = md.keys
     m = len(keys)
@@ -91,13 +105,13 @@ def _priority(md: Microdata, importance: Importance) -> np.ndarray:
                     f"The 'importance' parameter names {name!r}, which is not a key variable; "
                     f"give ranks for the key variables {', '.join(map(repr, keys))}."
                 )
-        missing = [name for name in keys if name not in importance]
+        missing = [name for name in keys if name not in importance and name not in fixed]
         if missing:
             raise ParameterError(
                 f"The 'importance' parameter has no rank for the key variable(s) "
                 f"{', '.join(map(repr, missing))}; give one rank per key variable."
             )
-        ranks = [importance[name] for name in keys]
+        ranks = [importance.get(name, 1) for name in keys]
     else:
         if isinstance(importance, str):
             raise ParameterError(
@@ -213,7 +227,11 @@ MIN_WITNESSES = 10
 
 
 def close_inferences(
-    codes: np.ndarray, suppressed: np.ndarray, witnesses: int = MIN_WITNESSES
+    codes: np.ndarray,
+    suppressed: np.ndarray,
+    witnesses: int = MIN_WITNESSES,
+    *,
+    fixed: Sequence[int] = (),
 ) -> tuple[np.ndarray, int]:
     """Suppress further key values until no suppressed value can be read back from a key.
 
@@ -224,10 +242,20 @@ def close_inferences(
     ``c`` is suppressed in ``r`` as well; repeated until nothing is read back.  With missing
     values as wildcards this never lowers ``fk``.
 
+    The keys at the positions ``fixed`` are never suppressed, so what they give back is left
+    as it is (see :func:`given_back_by_fixed`); the rule is applied among the other keys.
+
     Returns the new suppression flags and the number of values added.
     """
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     supp = np.ascontiguousarray(suppressed, dtype=np.bool_).copy()
+    if len(fixed):
+        free = [j for j in range(codes.shape[1]) if j not in set(fixed)]
+        if not free:
+            return supp, 0
+        sub, added = close_inferences(codes[:, free], supp[:, free], witnesses)
+        supp[:, free] = sub
+        return supp, added
     if codes.shape[1] < 2 or not supp.any():
         return supp, 0
     determines = structural_dependencies(codes)
@@ -235,10 +263,105 @@ def close_inferences(
     return supp, int(added)
 
 
+def given_back_by_fixed(
+    codes: np.ndarray,
+    suppressed: np.ndarray,
+    fixed: Sequence[int],
+    witnesses: int = MIN_WITNESSES,
+) -> np.ndarray:
+    """Flags of the suppressed values that a key at a position in ``fixed`` gives back.
+
+    The rule of :func:`close_inferences` with a never-suppressed key ``c`` as the witness: at
+    least ``witnesses`` released records share the record's value of ``c``, show the key and
+    all show the same value, or ``c`` determines the key in the whole file.  These values
+    cannot be protected without suppressing ``c``.
+    """
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    supp = np.asarray(suppressed, dtype=bool)
+    out = np.zeros(supp.shape, dtype=bool)
+    fixed = sorted(set(fixed))
+    cells = supp & (codes >= 0)
+    if not fixed or not cells.any():
+        return out
+    determines = structural_dependencies(codes)
+    released = np.where(supp, -1, codes)
+    big = np.iinfo(np.int64).max
+    for c in fixed:
+        cv = codes[:, c]
+        present = cv >= 0
+        if not present.any():
+            continue
+        size = int(cv.max()) + 1
+        for j in range(codes.shape[1]):
+            target = cells[:, j] & present
+            if j == c or not target.any():
+                continue
+            shown = present & (released[:, j] >= 0)
+            values = released[shown, j]
+            count = np.bincount(cv[shown], minlength=size)
+            low = np.full(size, big, dtype=np.int64)
+            high = np.full(size, -1, dtype=np.int64)
+            np.minimum.at(low, cv[shown], values)
+            np.maximum.at(high, cv[shown], values)
+            readable = (count >= witnesses) & (low == high)
+            if determines[c, j]:
+                readable[:] = True
+            out[:, j] |= target & readable[np.where(present, cv, 0)]
+    return out
+
+
 def _key_subsets(m: int, combinations: int | None) -> list[tuple[int, ...]]:
     if combinations is None or combinations >= m:
         return [tuple(range(m))]
     return list(_subsets(range(m), combinations))
+
+
+def _fixed_positions(md: Microdata, fixed: object) -> list[int]:
+    """Positions among the keys of the ``fixed`` keys (checked: key variables)."""
+    names = column_list(fixed, "fixed")  # type: ignore[arg-type]
+    for name in names:
+        if name not in md.keys:
+            raise ColumnError(
+                f"The 'fixed' parameter names {name!r}, which is not a key variable; name key "
+                "variables that must never be suppressed."
+            )
+    return sorted(md.keys.index(name) for name in names)
+
+
+def _attach_partial(pattern: np.ndarray, lead: int, gid: np.ndarray, k: int) -> np.ndarray:
+    """Group ids with the groups of partly missing fixed values merged into others (wildcards).
+
+    ``pattern`` holds per record the ``lead`` columns that must be equal (the stratum) and then
+    the fixed keys' codes (-1 missing).  A group whose fixed values are partly missing matches
+    (equal where it is not missing) groups with no missing fixed value; merged into one of them,
+    its records match every record of it on the fixed keys.  Taken in turn, such a group joins
+    the largest matching group still short of ``k`` records, or else, when it has fewer than
+    ``k`` records itself, the largest matching group; otherwise it stays a group of its own.
+    Returns dense ids.
+    """
+    n_groups = int(gid.max()) + 1
+    sizes = np.bincount(gid, minlength=n_groups)
+    pat = pattern[first_index(gid, n_groups)]
+    values = pat[:, lead:]
+    complete = (values >= 0).all(axis=1)
+    target = np.arange(n_groups)
+    for g in np.flatnonzero(~complete):  # (a loop over groups)
+        known = values[g] >= 0
+        match = complete & (values[:, known] == values[g, known]).all(axis=1)
+        if lead:
+            match &= (pat[:, :lead] == pat[g, :lead]).all(axis=1)
+        candidates = np.flatnonzero(match)
+        short = candidates[sizes[candidates] < k]
+        if len(short):
+            chosen = short[np.argmax(sizes[short])]
+        elif len(candidates) and sizes[g] < k:
+            chosen = candidates[np.argmax(sizes[candidates])]
+        else:
+            continue
+        target[g] = chosen
+        sizes[chosen] += sizes[g]
+    _, dense = np.unique(target[gid], return_inverse=True)
+    return dense.reshape(-1).astype(np.int64)
 
 
 def _frame_with_suppressions(md: Microdata, suppressed: np.ndarray) -> pl.DataFrame:
@@ -307,6 +430,18 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
     importance : list of int or dict, optional
         One rank per key variable (in key order, or a dict key -> rank); lower = more important
         = suppressed last, as in sdcMicro.  Default: keys with more levels are suppressed first.
+        A dict need not rank the ``fixed`` keys.
+    fixed : list of str, optional
+        Key variables that are never suppressed, by the greedy nor against inferences: a
+        household size when the household id is released (the members counted give it back).
+        Records are grouped by the fixed keys' values, as strata are with ``by_strata``, and
+        k-anonymity is reached within each group by suppressing the other keys, so a fixed
+        key's value always counts in ``fk`` (with ``combinations``: every subset of that many
+        other keys, plus the fixed keys).  With wildcards, records whose fixed keys are partly
+        missing join a group whose values they match when it or they are short of ``k``
+        records (see the module docstring).  Raises :class:`~sdckit.errors.InfeasibleError`
+        when a group has fewer than ``k`` records (recode the fixed keys or lower ``k``).
+        Household-level keys that are not fixed are still suppressed per household.
     combinations : int, optional
         Reach k-anonymity for every subset of ``combinations`` key variables (and so for all
         smaller subsets) instead of the full key set (sdcMicro's ``combs``).
@@ -318,15 +453,18 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         released records share the record's value of another key and all show the suppressed
         value (the age group of young children gives back their education), that other key
         is suppressed in the record too (see :func:`close_inferences`; wildcards only).
-        ``False`` reproduces the plain greedy (as sdcMicro, which does not do this).
+        ``False`` reproduces the plain greedy (as sdcMicro, which does not do this).  A
+        ``fixed`` key is never suppressed for this: the values it still gives back are counted
+        in ``details["given_back_by_fixed"]``.
     by_strata : bool, default False
         Reach k-anonymity within each stratum of the data (its ``strata`` role) instead of the
         whole file: a record must share its key values with ``k - 1`` others *of its stratum*
         (as if the stratum were one more key that is never suppressed).  Inferences are
         blocked over the whole file, after the strata are done.
     n_jobs : int, default 1
-        With ``by_strata``, the number of processes working on strata at the same time (-1:
-        one per core).  The output is the same for every value.
+        With ``by_strata`` or ``fixed``, the number of processes working on strata (groups of
+        the fixed keys) at the same time (-1: one per core).  The output is the same for every
+        value.
 
     Examples
     --------
@@ -336,6 +474,12 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
     >>> res = LocalSuppression(k=2).apply(df, keys=["a", "b"])
     >>> res.details["suppressions"], res.data.rows()
     (1, [(1, 1), (1, 1), (1, 2), (None, 2)])
+
+    With ``a`` fixed, ``b`` is suppressed within the groups of ``a``, ``a`` never:
+
+    >>> df = pl.DataFrame({"a": [1, 1, 1, 2, 2, 2], "b": [5, 5, 6, 5, 6, 6]})
+    >>> LocalSuppression(k=2, fixed=["a"]).apply(df, keys=["a", "b"]).data.rows()
+    [(1, 5), (1, 5), (1, None), (2, None), (2, 6), (2, 6)]
     """
 
     name: ClassVar[str] = "local suppression"
@@ -350,6 +494,11 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             ColumnMap(Integer(minimum=1), role="keys"),
             None,
             help="rank of each key; lower ranks (more important keys) are suppressed last",
+        ),
+        "fixed": Param(
+            Columns(role="keys", min_length=0),
+            None,
+            help="keys never suppressed: k-anonymity is reached within the groups of their values",
         ),
         "combinations": Param(
             Integer(minimum=1), None, help="reach k-anonymity on every subset of this many keys"
@@ -373,6 +522,7 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         *,
         k: int = 2,
         importance: Importance = None,
+        fixed: Sequence[str] | None = None,
         combinations: int | None = None,
         missing: str = "wildcard",
         block_inference: bool = True,
@@ -381,26 +531,29 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
     ) -> None:
         self.k = k
         self.importance = importance
+        self.fixed = fixed
         self.combinations = combinations
         self.missing = missing
         self.block_inference = block_inference
         self.by_strata = by_strata
         self.n_jobs = n_jobs
 
-    def _check(self, md: Microdata) -> tuple[int, int | None]:
+    def _check(self, md: Microdata) -> tuple[int, int | None, list[int]]:
+        """``k``, ``combinations`` and the positions of the fixed keys, checked."""
         k = check_int(self.k, "k", minimum=1)
         check_choice(self.missing, "missing", ("wildcard", "category"))
         combos = self.combinations
         if combos is not None:
             combos = check_int(combos, "combinations", minimum=1)
         md.require(keys=True, what="Local suppression")
+        fixed = _fixed_positions(md, self.fixed)
         if k > md.n_records:
             raise InfeasibleError(
                 f"k-anonymity with k={k} is impossible with {md.n_records} records; choose "
                 "k <= the number of records."
             )
         n_workers(self.n_jobs)
-        return k, combos
+        return k, combos, fixed
 
     def _strata(self, md: Microdata, k: int) -> Strata | None:
         """The strata to work within (``by_strata``), checked; None for the whole file."""
@@ -420,30 +573,57 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             )
         return strata
 
+    def _groups(self, md: Microdata, k: int, fixed: list[int]) -> Strata | None:
+        """The groups to work within: the strata (``by_strata``) crossed with the values of
+        the fixed keys, checked (every group has ``k`` records); None for the whole file."""
+        strata = self._strata(md, k)
+        if not fixed:
+            return strata
+        parts = [] if strata is None else [strata.codes[:, None]]
+        pattern = np.column_stack([*parts, md.key_codes.codes[:, fixed]]).astype(np.int64)
+        gid, _ = group_ids(pattern)
+        if self.missing == "wildcard" and (pattern[:, len(parts) :] < 0).any():
+            gid = _attach_partial(pattern, len(parts), gid, k)
+        groups = split(gid)
+        small = int(np.count_nonzero(groups.sizes() < k))
+        if small:
+            names = ", ".join(repr(md.keys[j]) for j in fixed)
+            within = f" within the strata of {md.strata!r}" if strata is not None else ""
+            raise InfeasibleError(
+                f"{small} group(s) of the values of the fixed key(s) {names}{within} have fewer "
+                f"than k={k} records, so k-anonymity without suppressing them is impossible; "
+                "recode the fixed keys into fewer categories, or lower k."
+            )
+        return groups
+
     def _apply(self, md: Microdata) -> Protected:
-        k, combos = self._check(md)
-        priority = _priority(md, self.importance)
+        k, combos, fixed = self._check(md)
+        priority = _priority(md, self.importance, [md.keys[j] for j in fixed])
         kc = md.key_codes
         wildcard = self.missing == "wildcard"
-        strata = self._strata(md, k)
-        subsets = _key_subsets(len(md.keys), combos)
-        if strata is None:
+        groups = self._groups(md, k, fixed)
+        free = [j for j in range(len(md.keys)) if j not in fixed]
+        subsets = _key_subsets(len(free), combos)
+        if not free:  # every key fixed: nothing to suppress (the groups have k records)
+            codes = kc.codes.copy()
+        elif groups is None:
             codes = _suppress_subsets(
                 kc.codes.copy(), kc.cardinalities, k, priority, wildcard, subsets
             )
-        else:  # each stratum on its own (in parallel processes with n_jobs > 1)
-            tasks = [
-                (kc.codes[rows], kc.cardinalities, k, priority, wildcard, subsets)
-                for rows in strata.rows
-            ]
-            codes = np.empty_like(kc.codes)
-            done = run(_suppress_subsets, tasks, self.n_jobs, weights=strata.sizes())
-            for rows, out in zip(strata.rows, done, strict=True):
-                codes[rows] = out
+        else:  # each group on its own (in parallel processes with n_jobs > 1)
+            sub_codes = kc.codes[:, free]
+            card, prio = kc.cardinalities[free], priority[free]
+            tasks = [(sub_codes[rows], card, k, prio, wildcard, subsets) for rows in groups.rows]
+            done = run(_suppress_subsets, tasks, self.n_jobs, weights=groups.sizes())
+            out = np.empty_like(sub_codes)
+            for rows, result in zip(groups.rows, done, strict=True):
+                out[rows] = result
+            codes = kc.codes.copy()
+            codes[:, free] = out
         suppressed = (codes < 0) & (kc.codes >= 0)
         added = 0
         if self.block_inference and wildcard:
-            suppressed, added = close_inferences(kc.codes, suppressed)
+            suppressed, added = close_inferences(kc.codes, suppressed, fixed=fixed)
         frame = _frame_with_suppressions(md, suppressed)
         details = {
             "suppressions": int(suppressed.sum()),
@@ -453,28 +633,44 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             ),
             "suppressed": suppressed,
             "k": k,
-            "strata": md.strata if strata is not None else None,
+            "strata": md.strata if self.by_strata else None,
         }
+        if fixed:
+            details["fixed"] = [md.keys[j] for j in fixed]
+            details["given_back_by_fixed"] = (
+                int(given_back_by_fixed(kc.codes, suppressed, fixed).sum()) if wildcard else 0
+            )
         return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
         """Recompute ``fk`` (for every key subset when ``combinations`` is set): ``fk >= k``.
 
         With ``by_strata``, ``fk`` counts the records of the same stratum (the original strata
-        column is one more key).
+        column is one more key).  With ``fixed``, no fixed key lost a value, and ``fk`` is
+        counted over every subset of the other keys together with the fixed keys.
         """
-        k, combos = self._check(original)
+        k, combos, fixed = self._check(original)
         _check_only_suppressed(original, protected)
         md = protected.microdata
         keys = list(md.keys)
-        extra: list[str] = []
+        for j in fixed:
+            before = original.frame.get_column(keys[j])
+            after = md.frame.get_column(keys[j])
+            if before.dtype.is_float():
+                before, after = before.fill_nan(None), after.fill_nan(None)
+            self._require(
+                not bool((before.is_not_null() & after.is_null()).any()),
+                f"the fixed key {keys[j]!r} was suppressed",
+            )
+        extra: list[str] = [keys[j] for j in fixed]
         if self.by_strata:
             self._strata(original, k)
-            extra = ["_sdckit_stratum"]
-            stratum = original.frame.get_column(str(original.strata)).alias(extra[0])
+            extra.append("_sdckit_stratum")
+            stratum = original.frame.get_column(str(original.strata)).alias(extra[-1])
             md = md.with_frame(md.frame.with_columns(stratum))
-        for subset in _key_subsets(len(keys), combos):
-            fk = _fk_after(md, [keys[j] for j in subset] + extra, self.missing)
+        free = [j for j in range(len(keys)) if j not in fixed]
+        for subset in _key_subsets(len(free), combos):
+            fk = _fk_after(md, [keys[free[i]] for i in subset] + extra, self.missing)
             self._require(np.all(fk >= k), f"some records have fk < {k} after suppression")
 
     @classmethod
@@ -499,6 +695,7 @@ def local_suppression(
     strata: str | None = None,
     k: int = 2,
     importance: Importance = None,
+    fixed: Sequence[str] | None = None,
     combinations: int | None = None,
     missing: str = "wildcard",
     block_inference: bool = True,
@@ -514,7 +711,7 @@ def local_suppression(
         Key variables (required unless ``data`` is a Microdata with keys).
     strata : str, optional
         The strata column (for ``by_strata``; a Microdata keeps its own).
-    k, importance, combinations, missing, block_inference, by_strata, n_jobs
+    k, importance, fixed, combinations, missing, block_inference, by_strata, n_jobs
         See :class:`LocalSuppression`.
 
     Returns
@@ -535,6 +732,7 @@ def local_suppression(
     method = LocalSuppression(
         k=k,
         importance=importance,
+        fixed=fixed,
         combinations=combinations,
         missing=missing,
         block_inference=block_inference,
