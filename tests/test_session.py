@@ -9,7 +9,7 @@ import pytest
 from sdckit.errors import ParameterError
 from sdckit.masking._pram import Pram
 from sdckit.masking._rank_swapping import RankSwapping
-from sdckit.release import ReleasePlan
+from sdckit.release import ReleasePlan, ReleaseTarget
 from sdckit.session import Session
 
 
@@ -47,9 +47,11 @@ def test_history_figures_and_undo(tmp_path) -> None:
     assert s.original.frame.equals(df)
     # unchanged columns are shared with the original, not copied
     assert s.current.frame["income"].equals(df["income"])
-    out = s.export(tmp_path / "protected.parquet", ReleasePlan(order="original"))
+    # no risk bound (the default target asks for 3-anonymity, which PRAM does not give)
+    free = ReleaseTarget()
+    out = s.export(tmp_path / "protected.parquet", ReleasePlan(order="original"), target=free)
     assert pl.read_parquet(out).equals(s.current.frame)
-    shuffled = pl.read_parquet(s.export(tmp_path / "shuffled.parquet", seed=3))
+    shuffled = pl.read_parquet(s.export(tmp_path / "shuffled.parquet", seed=3, target=free))
     assert shuffled.sort(shuffled.columns).equals(s.current.frame.sort(shuffled.columns))
     assert "Protection session" in str(s.summary())
 
@@ -58,20 +60,22 @@ def test_export_refuses_a_file_that_gives_values_back(tmp_path) -> None:
     from sdckit.errors import VerificationError
     from sdckit.masking import LocalSuppression
 
+    # the one woman of region a is unique: her region is suppressed, and the six other
+    # records of district 1 show it
     df = pl.DataFrame(
         {
-            "region": ["a"] * 6 + ["b"] * 6 + ["c"],
-            "district": [1] * 6 + [2] * 6 + [3],
-            "sex": [1, 2] * 6 + [1],
+            "region": ["a"] * 7 + ["b"] * 6,
+            "district": [1] * 7 + [2] * 6,
+            "sex": [1] * 6 + [2] + [1, 2] * 3,
         }
     )
     s = Session(df, keys=["region", "sex"])
-    s.apply(LocalSuppression(k=2, block_inference=False))
+    s.apply(LocalSuppression(k=2, importance=[2, 1], block_inference=False))
     assert s.current.frame["region"].null_count() > 0
     with pytest.raises(VerificationError, match="'district' gives back"):
-        s.export(tmp_path / "out.csv")
+        s.export(tmp_path / "out.csv", k=2)
     assert not (tmp_path / "out.csv").exists()
-    assert s.release(ReleasePlan(drop=["district"])).check.ok
+    assert s.release(ReleasePlan(drop=["district"]), k=2).check.ok
 
 
 def test_undo_without_steps() -> None:

@@ -28,20 +28,35 @@ def print_job_result(job: Job, result: JobResult, console: Console) -> None:
     for key, before, after in result.comparison():
         table.add_row(key.replace("_", " "), format_value(before), format_value(after))
     console.print(table)
+    for note in job.notes:
+        console.print(f"  Note: {note}", soft_wrap=True, markup=False)
     for line in result.target_lines:
-        console.print(f"  {line}")
+        console.print(f"  {line}", soft_wrap=True, markup=False)
     if result.release is not None:
         check = result.release.check
         counts = check.counts()
+        k_part = (
+            f"{counts['k_violations']} records below {check.k}-anonymity, " if check.k else ""
+        )
         console.print(
             "Release check of the file as written: "
-            f"{counts['k_violations']} k-anonymity violations, "
-            f"{counts['determined_values']} protected values given back by other columns, "
+            + k_part
+            + f"{counts['determined_values']} protected values given back by other columns, "
             f"{counts['household_values']} by the household, "
-            f"{counts['identifiers']} direct identifiers"
+            f"{counts['perturbed_values']} perturbed numbers estimated more closely, "
+            f"{counts['identifiers']} identifiers"
             + ("" if check.ok else " (NOT releasable)"),
             soft_wrap=True,
         )
+        session = result.session
+        for line in check.reconcile(
+            session.original.keys,
+            session.figures,
+            session.original.household is not None,
+        ):
+            console.print(f"  {line}", soft_wrap=True, markup=False)
+        for finding in check.findings[:10]:
+            console.print(f"  {finding.line('job')}", soft_wrap=True, markup=False)
         unmentioned = result.release.unmentioned
         if unmentioned:
             console.print(

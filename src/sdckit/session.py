@@ -15,7 +15,7 @@ that shows it: the target check of a job, the reports, the command line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from sdckit.release import Release, ReleasePlan, ReleaseTarget
 from sdckit.risk.assessment import DEFAULT_KS, RiskAssessment, assess_risk
 from sdckit.utility.assessment import UtilityAssessment, assess_utility
 
-__all__ = ["Session", "Step", "assess"]
+__all__ = ["Session", "Step", "assess", "release_map"]
 
 
 def assess(
@@ -245,7 +245,9 @@ class Session:
         k : int, optional
             k-anonymity the released file must have.
         target : ReleaseTarget, optional
-            All the bounds (instead of ``k``).
+            All the bounds (instead of ``k``).  Default (neither): the default release target,
+            :meth:`sdckit.release.ReleaseTarget.default`; ``ReleaseTarget()`` checks no bound
+            (the attacks still run).
         seed : int or numpy.random.Generator, optional
             Seed of the new household ids and the record order.
 
@@ -265,10 +267,13 @@ class Session:
         plan: ReleasePlan | None = None,
         *,
         k: int | None = None,
+        target: ReleaseTarget | None = None,
         seed: Any = None,
         **options: Any,
     ) -> Path:
         """Release the current file and write it (atomically) if the release check passes.
+
+        ``k`` and ``target`` as in :meth:`release` (default: the default release target).
 
         Raises
         ------
@@ -276,4 +281,86 @@ class Session:
             The release check found something an attacker can read back (the message says
             what and how to fix it); nothing is written.
         """
-        return self.release(plan, k=k, seed=seed).write(Path(path), **options)
+        return self.release(plan, k=k, target=target, seed=seed).write(Path(path), **options)
+
+
+def release_map(
+    original: Microdata,
+    releases: Mapping[str, Release],
+    *,
+    risk: str = "household_risk_pct",
+    totals: Sequence[str] | None = None,
+    means: Sequence[str] | None = None,
+    regression: str | None = None,
+    max_risk: float | None = None,
+) -> Any:
+    """The R-U map of released files: the risk of each file as written against its loss on
+    the weighted estimates users make (totals, means, a regression).
+
+    Parameters
+    ----------
+    original : Microdata
+        The original file with its roles (and weight).
+    releases : mapping of str to Release
+        Candidate releases (:func:`sdckit.release.release`), by label: for instance one that
+        keeps the weight, the household id and the household income, protected, and one that
+        drops them.
+    risk : {"household_risk_pct", "global_risk_pct", "expected_reidentifications"}
+        The risk of each released file from its release check (a file that does not link
+        households has its persons' risk as household risk).
+    totals, means : list of str, optional
+        Variables whose weighted totals and means are compared (default: the keys and the
+        numeric variables).
+    regression : str, optional
+        A weighted least-squares formula compared too, e.g. ``"income ~ C(sex) + C(age)"``.
+    max_risk : float, optional
+        The largest tolerable risk (marks the admissible releases).
+
+    Returns
+    -------
+    sdckit.utility.rumap.RUMapResult
+        The original file first (its own risk, no loss), then one point per release; the
+        loss is :func:`sdckit.utility.weighted.weighted_estimates`'s (0: the original's
+        estimates, 1: none of them).
+    """
+    from sdckit.release import release as make_release
+    from sdckit.utility.rumap import RUMapResult, pareto_front
+    from sdckit.utility.weighted import weighted_estimates
+
+    names = ("household_risk_pct", "global_risk_pct", "expected_reidentifications")
+    if risk not in names:
+        raise ParameterError(f"The 'risk' parameter must be one of {', '.join(names)}.")
+    if not releases:
+        raise ParameterError("The release map needs at least one release.")
+    totals = list(original.keys) if totals is None else list(totals)
+    means = list(original.numeric) if means is None else list(means)
+
+    def risk_of(check: Any) -> float:
+        value = getattr(check, risk)
+        if value is None and risk == "household_risk_pct":
+            value = check.global_risk_pct
+        return float("nan") if value is None else float(value)
+
+    as_is = make_release(original, original, ReleasePlan(order="original"),
+                         target=ReleaseTarget())  # fmt: skip
+    rows = [{"candidate": "original", "method": "none", "risk": risk_of(as_is.check),
+             "loss": 0.0}]  # fmt: skip
+    for label, rel in releases.items():
+        loss = weighted_estimates(
+            original, rel.frame, totals=totals, means=means, regression=regression
+        ).loss
+        rows.append({"candidate": str(label), "method": "release", "risk": risk_of(rel.check),
+                     "loss": float(loss)})  # fmt: skip
+    points = pl.DataFrame(rows).with_columns(
+        pl.lit(0.0).alias("risk_sd"), pl.lit(0.0).alias("loss_sd"), pl.lit(1).alias("replicates")
+    )
+    points = points.select("candidate", "method", "risk", "risk_sd", "loss", "loss_sd",
+                           "replicates")  # fmt: skip
+    front = pareto_front(points["risk"].to_numpy(), points["loss"].to_numpy())
+    admissible = (
+        points["risk"].to_numpy() <= max_risk if max_risk is not None
+        else np.ones(points.height, dtype=bool)
+    )  # fmt: skip
+    points = points.with_columns(pl.Series("pareto", front), pl.Series("admissible", admissible))
+    return RUMapResult(points=points, risk_name=risk, loss_name="weighted estimates",
+                       max_risk=max_risk)  # fmt: skip

@@ -1,12 +1,13 @@
 """``sdckit check ORIGINAL RELEASED --job JOB``: the independent release check of a file.
 
-Reads the original and the released file and the job file that made it (for the column roles,
-the release plan and the target), and counts what an attacker can read from the released file
-(:func:`sdckit.release.check_release`): k-anonymity violations and the target's risk measures
-recomputed from the file, protected values that other released columns or the household give
-back, and direct identifiers.  Exit status 0 when the file may be released, 1 when it may not,
-2 for bad input.  A file the job wrote in a random record order (the default) is put back into
-the original order from the job's seed.
+Reads the original as the job reads its input (the job's ``[input]`` options: ``rows``,
+``na_values``, ``numeric_keys``), the released file with every column it has (columns the
+original does not have included), and the job file that made it (the column roles, the release
+plan and the target).  The records of a file the job wrote in a random order (the default) are
+lined up with the original from the seed it was written with (the job's, or ``--seed`` when
+``sdckit protect --seed`` wrote it), and the check refuses when they do not line up.  It then
+reads the file as the attackers of :func:`sdckit.release.check_release` do.  Exit status 0 when
+the file may be released, 1 when it may not, 2 for bad input.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ def check_command(
     job: Annotated[
         Path, typer.Option("--job", help="The job file (roles, release plan and target).")
     ],
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="The seed the file was written with (sdckit protect --seed)."),
+    ] = None,
 ) -> None:
     """Check a released file against the original, reading every released column."""
-    import numpy as np
     from rich.table import Table
 
     from sdckit._results import format_value
@@ -37,40 +41,51 @@ def check_command(
     from sdckit.io import read_data
     from sdckit.jobs import load_job
     from sdckit.jobs.run import release_seed
-    from sdckit.microdata import Microdata
-    from sdckit.release import ReleaseTarget, check_file, released_order
+    from sdckit.release import ReleaseTarget, check_file, released_order, verify_alignment
 
     console = stdout_console()
     with reported_errors():
-        spec = load_job(job)
-        roles = spec.microdata.roles()
+        spec = load_job(job, seed=seed, input_file=original)
+        md = spec.microdata
+        roles = md.roles()
         text = [*roles["keys"], *roles["linked"], *roles["household_level"]]
-        md = Microdata(read_data(original, text_columns=text), **roles)
-        released_frame = read_data(released, text_columns=text)
-        if released_frame.height != md.n_records:
-            raise DataError(
-                "The released file has another number of records than the original; check "
-                "the file names."
-            )
-        if spec.release_plan.order == "shuffled":
+        numeric_like = {*roles["numeric"], *([roles["weight"]] if roles["weight"] else [])}
+        written = read_data(released, text_columns=[c for c in text if c not in numeric_like])
+        plan = spec.release_plan
+        order = None
+        if plan.order == "shuffled":
             if spec.seed is None:
                 raise DataError(
                     "The job has no seed, so the random record order of the released file "
-                    'cannot be rebuilt; give the job a seed, or release with order = "original".'
+                    "cannot be rebuilt; give the seed it was written with (--seed), or release "
+                    'with order = "original".'
                 )
-            order = released_order(spec.release_plan, md, release_seed(spec))
-            inverse = np.argsort(order)
-            released_frame = released_frame[inverse]
-        target = spec.target.for_release() if spec.target is not None else ReleaseTarget()
-        result = check_file(md, released_frame, spec.release_plan, target)
+            order = released_order(plan, md, release_seed(spec))
+        unchanged = [c for c in written.columns if c in md.frame.columns and c != md.household]
+        verify_alignment(md.frame, written, order, unchanged)
+        target = spec.target if spec.target is not None else ReleaseTarget.default()
+        result = check_file(md, written, plan, target, order=order)
     table = Table(title=f"Release check of {released.name}", title_justify="left")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for label, value in result.summary().rows:
         table.add_row(label, value if isinstance(value, str) else format_value(value))
     console.print(table)
+    if spec.target is None:
+        console.print(f"  The job gives no [target]: the default ({target.describe()}).",
+                      markup=False)  # fmt: skip
+    for line in result.target_lines():
+        console.print(f"  {line}", soft_wrap=True, markup=False)
+    if result.risk is not None:
+        console.print(f"  Intruder model: {result.risk.intruder}.", soft_wrap=True, markup=False)
+    extra = [c for c in written.columns if c not in md.frame.columns]
+    if extra:
+        console.print(
+            "  Columns of the released file that the original does not have (read as well): "
+            + ", ".join(extra), soft_wrap=True, markup=False,
+        )  # fmt: skip
     for finding in result.findings:
-        console.print(f"  {finding.how}", soft_wrap=True)
+        console.print(f"  {finding.line('job')}", soft_wrap=True, markup=False)
     if not result.ok:
         typer.echo("Error: the released file must not be published as it is.", err=True)
         raise typer.Exit(1)

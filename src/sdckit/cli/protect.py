@@ -47,9 +47,9 @@ def protect_command(
     print_job_result(job, outcome, console)
     if outcome.refusal is not None:
         if outcome.target_met is False:
-            description = job.target.describe() if job.target is not None else ""
+            description = outcome.target.describe() if outcome.target is not None else ""
             message = (
-                f"the protected file misses the risk target ({description}); only the "
+                f"the released file misses the risk target ({description}); only the "
                 "internal report was written."
             )
         else:

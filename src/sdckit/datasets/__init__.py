@@ -6,7 +6,8 @@ describes every column and :data:`DEMO_ROLES` gives the suggested column roles (
 numeric variables, weight, strata, household, sensitive variables).
 :func:`generate_household_survey` draws an EU-SILC-like household survey file (sorted by region,
 person numbers that encode the household, calibrated weights, incomes, interviewer remarks),
-described by :data:`SURVEY_COLUMNS` with suggested roles in :data:`SURVEY_ROLES`.
+described by :data:`SURVEY_COLUMNS` with suggested roles in :data:`SURVEY_ROLES`;
+:func:`load_survey` returns its fixed, seeded 5,000-household file.
 """
 
 from sdckit.datasets._census import (
@@ -17,7 +18,14 @@ from sdckit.datasets._census import (
     generate_census,
     load_demo,
 )
-from sdckit.datasets._survey import SURVEY_COLUMNS, SURVEY_ROLES, generate_household_survey
+from sdckit.datasets._survey import (
+    SURVEY_COLUMNS,
+    SURVEY_HOUSEHOLDS,
+    SURVEY_ROLES,
+    SURVEY_SEED,
+    generate_household_survey,
+    load_survey,
+)
 
 __all__ = [
     "DEMO_COLUMNS",
@@ -25,8 +33,11 @@ __all__ = [
     "DEMO_ROLES",
     "DEMO_SEED",
     "SURVEY_COLUMNS",
+    "SURVEY_HOUSEHOLDS",
     "SURVEY_ROLES",
+    "SURVEY_SEED",
     "generate_census",
     "generate_household_survey",
     "load_demo",
+    "load_survey",
 ]

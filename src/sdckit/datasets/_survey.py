@@ -23,7 +23,14 @@ import polars as pl
 from sdckit._validation import check_int, check_seed
 from sdckit.datasets._census import _choose, _zipf
 
-__all__ = ["SURVEY_COLUMNS", "SURVEY_ROLES", "generate_household_survey"]
+__all__ = [
+    "SURVEY_COLUMNS",
+    "SURVEY_HOUSEHOLDS",
+    "SURVEY_ROLES",
+    "SURVEY_SEED",
+    "generate_household_survey",
+    "load_survey",
+]
 
 #: Reference date of the survey: ages are completed years on this day.
 REFERENCE_DATE = dt.date(2026, 6, 30)
@@ -402,3 +409,34 @@ def generate_household_survey(
         last_birthday.dt.day(),
     )
     return frame.with_columns(birth.alias("_days")).rename({"_days": "date_of_birth"})
+
+
+#: Seed and size of the bundled survey file returned by :func:`load_survey`.
+SURVEY_SEED = 20_261_206
+SURVEY_HOUSEHOLDS = 5_000
+_SURVEY_CACHE: dict[str, pl.DataFrame] = {}
+
+
+def load_survey() -> pl.DataFrame:
+    """The bundled household survey: 5,000 synthetic households (seeded, always identical).
+
+    Generated on the first call by :func:`generate_household_survey` and cached for the
+    process (polars frames are immutable).  A job file reads it with ``[input] dataset =
+    "survey"``.
+
+    Returns
+    -------
+    polars.DataFrame
+
+    Examples
+    --------
+    >>> from sdckit.datasets import load_survey
+    >>> df = load_survey()
+    >>> df["hh_id"].n_unique()
+    5000
+    """
+    frame = _SURVEY_CACHE.get("survey")
+    if frame is None:
+        frame = generate_household_survey(SURVEY_HOUSEHOLDS, seed=SURVEY_SEED)
+        _SURVEY_CACHE["survey"] = frame
+    return frame

@@ -39,6 +39,7 @@ _ROLES = {
     "linked",
     "household_level",
     "identifiers",
+    "detect_household_level",
 }
 _OUTPUT_KEYS = {
     "data",
@@ -49,6 +50,7 @@ _OUTPUT_KEYS = {
     "keep",
     "drop",
     "household_id",
+    "household_size",
     "order",
 }
 
@@ -129,14 +131,20 @@ def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl
     if ("file" in spec) == ("dataset" in spec):
         raise ParameterError("[input] of the job file needs either 'file' or 'dataset'.")
     if "dataset" in spec:
-        if spec["dataset"] != "demo":
-            raise ParameterError("[input] 'dataset' can only be \"demo\" (the bundled demo data).")
+        if spec["dataset"] not in ("demo", "survey"):
+            raise ParameterError(
+                "[input] 'dataset' can only be \"demo\" (the bundled census) or \"survey\" (the "
+                "bundled household survey)."
+            )
         for key in ("na_values", "numeric_keys"):
             if key in spec:
                 raise ParameterError(f"[input] {key!r} applies to an input 'file', not a dataset.")
-        from sdckit.datasets import load_demo
+        from sdckit.datasets import load_demo, load_survey
 
-        frame, name = load_demo(), "the sdckit demo data"
+        if spec["dataset"] == "survey":
+            frame, name = load_survey(), "the sdckit household survey"
+        else:
+            frame, name = load_demo(), "the sdckit demo data"
     else:
         path = path_of(base, spec["file"], "input file")
         fmt = spec.get("format")
@@ -178,10 +186,46 @@ def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl
     return frame, name
 
 
+def _detect_household_level(spec: dict[str, Any]) -> bool:
+    """``[roles] detect_household_level`` (default true), checked."""
+    value = spec.get("detect_household_level", True)
+    if not isinstance(value, bool):
+        raise ParameterError(
+            "[roles] 'detect_household_level' must be true (add the household-wide variables "
+            "found in the data to 'household_level', the default) or false."
+        )
+    return value
+
+
+def _with_detected_household_level(md: Microdata, detect: bool) -> tuple[Microdata, list[str]]:
+    """The job's data with the household-wide variables found in it added to its
+    household-level ones (with a household id, unless ``detect`` is false), and the note
+    naming them (none when nothing was added)."""
+    if not detect or md.household is None:
+        return md, []
+    declared = md.household_level
+    added = [c for c in md.detect_household_level() if c not in declared]
+    if not added:
+        return md, []
+    md = md.with_frame(md.frame, household_level=[*declared, *added])
+    names = ", ".join(map(repr, added))
+    note = (
+        f"Household-wide variables found in the data (the same for every member of every "
+        f"household), treated per household like the declared household-level ones: {names}. "
+        "Set [roles] detect_household_level = false to treat them per person."
+    )
+    return md, [note]
+
+
 def _roles(spec: dict[str, Any]) -> dict[str, Any]:
+    """The ``[roles]`` table checked: the keyword arguments of :class:`Microdata`
+    (``detect_household_level`` is checked, and left out)."""
     unknown_keys(spec, _ROLES, "roles")
+    _detect_household_level(spec)
     roles: dict[str, Any] = {}
     for role, value in spec.items():
+        if role == "detect_household_level":
+            continue
         if role == "linked":
             if not isinstance(value, dict) or not all(
                 isinstance(c, str) and isinstance(k, str) for c, k in value.items()
@@ -345,15 +389,25 @@ def _release_plan(spec: dict[str, Any], md: Microdata) -> ReleasePlan:
             "[output] 'order' must be \"shuffled\" (records in a random order, the default) or "
             '"original".'
         )
+    size = spec.get("household_size")
+    if size is not None and not isinstance(size, str):
+        raise ParameterError(
+            "[output] 'household_size' must be the name of the household size column."
+        )
     plan = ReleasePlan(
-        keep=spec.get("keep"), drop=spec.get("drop", ()), household_id=household_id, order=order
-    )
+        keep=spec.get("keep"), drop=spec.get("drop", ()), household_id=household_id,
+        order=order, household_size=size,
+    )  # fmt: skip
     plan.validate(md)
     return plan
 
 
 def load_job(
-    path: str | Path, *, seed: int | None = None, output_dir: str | Path | None = None
+    path: str | Path,
+    *,
+    seed: int | None = None,
+    output_dir: str | Path | None = None,
+    input_file: str | Path | None = None,
 ) -> Job:
     """Read and validate a job file; raise an :class:`SdcError` for anything wrong.
 
@@ -367,6 +421,10 @@ def load_job(
     output_dir : str or Path, optional
         Write the outputs into this directory (keeping their file names) instead of where the
         job file says (``--out-dir``).
+    input_file : str or Path, optional
+        Read this file instead of the job's ``[input]`` file or dataset, with the job's other
+        ``[input]`` options (``rows``, ``na_values``, ``numeric_keys``, ``format``): how
+        ``sdckit check`` reads the original exactly as the job did.
 
     Returns
     -------
@@ -381,6 +439,9 @@ def load_job(
         seed = check_int(spec["seed"], "seed", minimum=0)
     base = job_path.parent
     input_spec = table_of(spec.get("input"), "input")
+    if input_file is not None:
+        input_spec = {k: v for k, v in input_spec.items() if k != "dataset"}
+        input_spec["file"] = str(Path(input_file).resolve())
     output_spec = table_of(spec.get("output"), "output")
     input_path = path_of(base, input_spec["file"], "input file") if "file" in input_spec else None
     output_data, internal, external, out_title = _outputs(base, output_spec, input_path)
@@ -399,8 +460,10 @@ def load_job(
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
     frame, input_name = _read_input(base, input_spec, spec.get("roles"))
-    roles = _roles(table_of(spec.get("roles"), "roles"))
+    roles_spec = table_of(spec.get("roles"), "roles")
+    roles = _roles(roles_spec)
     md = Microdata(frame, **roles)
+    md, notes = _with_detected_household_level(md, _detect_household_level(roles_spec))
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
@@ -430,4 +493,5 @@ def load_job(
         seed=seed,
         plots=output_spec.get("plots", True),
         release_plan=plan,
+        notes=notes,
     )

@@ -55,9 +55,11 @@ class JobResult:
         The original file, every step with its risk and loss.
     ru_map : RUMapResult or None
     target_met : bool or None
-        None when the job has no target.
+        Whether the released file meets the target (the job's, or the default target of
+        :meth:`sdckit.release.ReleaseTarget.default` when it gives none); None before the
+        release check ran.
     target_lines : list of str
-        One line per bound of the target, with the value reached.
+        One line per bound of the target, with the released file's value.
     written : list of Path
         The files written, in order.
     release : Release
@@ -74,6 +76,7 @@ class JobResult:
     written: list[Path]
     release: Release | None = None
     refusal: str | None = None
+    target: Any = None
 
     @property
     def risk(self) -> RiskAssessment:
@@ -190,26 +193,24 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
             session.apply(spec.method)
         report("Protection steps", i, n)
     ru = _run_ru_map(job, session, report)
-    met: bool | None = None
-    lines: list[str] = []
-    if job.target is not None:
-        met, lines = job.target.check(session.risk)
+    release_target = job.target if job.target is not None else ReleaseTarget.default()
     report("Release check", 0, 1)
     released = release(
-        session.original,
-        session.current,
-        job.release_plan,
-        target=job.target.for_release() if job.target is not None else ReleaseTarget(),
+        session.original, session.current, job.release_plan, target=release_target,
         seed=release_seed(job),
-    )
+    )  # fmt: skip
     report("Release check", 1, 1)
+    check = released.check
+    met = bool(check.target_met and check.k_violations == 0)
+    lines = check.target_lines()
+    if job.target is None:
+        described = release_target.describe()
+        lines.insert(0, f"The job gives no [target]: the default target ({described}).")
     refusal = released.refusal()
-    if met is False and refusal is None:
-        refusal = f"the protected file misses the risk target ({job.target.describe()})."  # type: ignore[union-attr]
-    result = JobResult(session, ru, met, lines, written, released, refusal)
+    result = JobResult(session, ru, met, lines, written, released, refusal, release_target)
     if not write:
         return result
-    target = (job.target.describe(), bool(met)) if job.target is not None else None
+    target = (release_target.describe(), met)
     outputs = [p for p in (job.output_data, job.report_internal, job.report_external) if p]
     total, done = len(outputs), 0
     report("Writing outputs", 0, total)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sdckit._validation import check_int, check_real
@@ -24,8 +24,10 @@ _BOUNDS = (
 
 
 @dataclass(frozen=True)
-class RiskTarget:
-    """The risk the protected file must meet (every given bound).
+class RiskTarget(ReleaseTarget):
+    """The risk target of a job: :class:`~sdckit.release.ReleaseTarget` (one set of bounds,
+    checked on the released file by the release check), which can also be checked on the
+    risk assessment of a protection step (:meth:`check`).
 
     Attributes
     ----------
@@ -41,14 +43,12 @@ class RiskTarget:
         Largest household-level global risk, in percent of the records.
     max_household_expected_reidentifications : float or None
         Largest expected number of persons re-identified through their households.
+    tolerance : float
+        Share of a variable's protected values the release check's attacks may get back
+        beyond chance.
+    confidence : float
+        Confidence from which the attacks assert a guess.
     """
-
-    k: int | None = None
-    max_global_risk_pct: float | None = None
-    max_expected_reidentifications: float | None = None
-    max_individual_risk: float | None = None
-    max_household_risk_pct: float | None = None
-    max_household_expected_reidentifications: float | None = None
 
     @property
     def needs_household(self) -> bool:
@@ -59,35 +59,8 @@ class RiskTarget:
         )
 
     def for_release(self) -> ReleaseTarget:
-        """The same bounds for the independent release check."""
-        return ReleaseTarget(
-            k=self.k,
-            max_global_risk_pct=self.max_global_risk_pct,
-            max_expected_reidentifications=self.max_expected_reidentifications,
-            max_individual_risk=self.max_individual_risk,
-            max_household_risk_pct=self.max_household_risk_pct,
-            max_household_expected_reidentifications=self.max_household_expected_reidentifications,
-        )
-
-    def describe(self) -> str:
-        """The target in words."""
-        parts = []
-        if self.k is not None:
-            parts.append(f"{self.k}-anonymity")
-        if self.max_global_risk_pct is not None:
-            parts.append(f"global risk <= {self.max_global_risk_pct:g} %")
-        if self.max_expected_reidentifications is not None:
-            parts.append(f"expected re-identifications <= {self.max_expected_reidentifications:g}")
-        if self.max_individual_risk is not None:
-            parts.append(f"individual risk <= {self.max_individual_risk:g}")
-        if self.max_household_risk_pct is not None:
-            parts.append(f"household risk <= {self.max_household_risk_pct:g} %")
-        if self.max_household_expected_reidentifications is not None:
-            parts.append(
-                "expected re-identifications through households <= "
-                f"{self.max_household_expected_reidentifications:g}"
-            )
-        return ", ".join(parts)
+        """The same bounds as a plain :class:`~sdckit.release.ReleaseTarget`."""
+        return ReleaseTarget(**{f.name: getattr(self, f.name) for f in fields(ReleaseTarget)})
 
     def check(self, risk: RiskAssessment | Microdata) -> tuple[bool, list[str]]:
         """Whether the assessed file meets the target, and one line per bound.
@@ -135,13 +108,19 @@ class RiskTarget:
 
 def parse_target(spec: dict[str, Any]) -> RiskTarget:
     """The ``[target]`` table of a job file."""
-    allowed = {"k", *_BOUNDS}
+    allowed = {"k", "tolerance", "confidence", *_BOUNDS}
     unknown_keys(spec, allowed, "target")
     if not spec:
         raise ParameterError("[target] is empty; give k or a maximum risk, or remove it.")
     k = spec.get("k")
+    extra = {}
+    if "tolerance" in spec:
+        extra["tolerance"] = check_real(spec["tolerance"], "target.tolerance", minimum=0.0)
+    if "confidence" in spec:
+        extra["confidence"] = check_real(spec["confidence"], "target.confidence", minimum=0.5)
     return RiskTarget(
         k=None if k is None else check_int(k, "target.k", minimum=2),
+        **extra,
         **{
             name: check_real(spec[name], f"target.{name}", minimum=0.0)
             for name in _BOUNDS

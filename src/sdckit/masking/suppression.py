@@ -226,6 +226,38 @@ def _complete_category(codes: np.ndarray, k: int) -> None:
 MIN_WITNESSES = 10
 
 
+def close_households(
+    codes: np.ndarray,
+    suppressed: np.ndarray,
+    households: pl.Series,
+    *,
+    fixed: Sequence[int] = (),
+) -> tuple[np.ndarray, int]:
+    """Suppress a suppressed value in the other members of the household who show it.
+
+    The members of a household share many values (a country of birth, a marital status of a
+    couple); a value suppressed in one member and shown by another comes back through the
+    household id.  So wherever key ``j`` is suppressed in a member whose value is ``v``, key
+    ``j`` is suppressed in every member of the household whose value is ``v``.  With missing
+    values as wildcards this never lowers ``fk``.  Keys at the positions ``fixed`` are left
+    alone.  Returns the new suppression flags and the number of values added.
+    """
+    supp = np.ascontiguousarray(suppressed, dtype=np.bool_).copy()
+    if not supp.any():
+        return supp, 0
+    hh = households.rank("dense").cast(pl.Int64).to_numpy()
+    added = 0
+    for j in range(codes.shape[1]):
+        if j in fixed or not supp[:, j].any():
+            continue
+        frame = pl.DataFrame({"h": hh, "v": codes[:, j], "s": supp[:, j]})
+        hidden = frame.select(pl.col("s").any().over("h", "v")).to_series().to_numpy()
+        new = hidden & (codes[:, j] >= 0) & ~supp[:, j]
+        added += int(new.sum())
+        supp[:, j] |= new
+    return supp, added
+
+
 def close_inferences(
     codes: np.ndarray,
     suppressed: np.ndarray,
@@ -456,6 +488,12 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         ``False`` reproduces the plain greedy (as sdcMicro, which does not do this).  A
         ``fixed`` key is never suppressed for this: the values it still gives back are counted
         in ``details["given_back_by_fixed"]``.
+    block_households : bool, default True
+        With a household id (and wildcards): a value suppressed in one member is suppressed
+        in the other members of the household who show the same value, who would otherwise
+        give it back through the household (see :func:`close_households`;
+        ``details["suppressions_within_households"]`` counts them).  Household-level keys are
+        suppressed in every member anyway.
     by_strata : bool, default False
         Reach k-anonymity within each stratum of the data (its ``strata`` role) instead of the
         whole file: a record must share its key values with ``k - 1`` others *of its stratum*
@@ -511,6 +549,10 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             Boolean(),
             help="also suppress a key that would give a suppressed value back (wildcards only)",
         ),
+        "block_households": Param(
+            Boolean(),
+            help="also suppress a suppressed value in the household members who show it",
+        ),
         "by_strata": Param(
             Boolean(), help="reach k-anonymity within each stratum of the data's strata column"
         ),
@@ -526,6 +568,7 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         combinations: int | None = None,
         missing: str = "wildcard",
         block_inference: bool = True,
+        block_households: bool = True,
         by_strata: bool = False,
         n_jobs: int = 1,
     ) -> None:
@@ -535,6 +578,7 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         self.combinations = combinations
         self.missing = missing
         self.block_inference = block_inference
+        self.block_households = block_households
         self.by_strata = by_strata
         self.n_jobs = n_jobs
 
@@ -621,13 +665,25 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             codes = kc.codes.copy()
             codes[:, free] = out
         suppressed = (codes < 0) & (kc.codes >= 0)
-        added = 0
-        if self.block_inference and wildcard:
-            suppressed, added = close_inferences(kc.codes, suppressed, fixed=fixed)
+        added = household_added = 0
+        households = (
+            md.frame.get_column(md.household) if md.household is not None and wildcard else None
+        )
+        for _ in range(3):  # each closure can open the other; a few rounds settle it
+            before = int(suppressed.sum())
+            if self.block_inference and wildcard:
+                suppressed, more = close_inferences(kc.codes, suppressed, fixed=fixed)
+                added += more
+            if self.block_households and households is not None:
+                suppressed, more = close_households(kc.codes, suppressed, households, fixed=fixed)
+                household_added += more
+            if int(suppressed.sum()) == before:
+                break
         frame = _frame_with_suppressions(md, suppressed)
         details = {
             "suppressions": int(suppressed.sum()),
             "suppressions_against_inference": added,
+            "suppressions_within_households": household_added,
             "suppressions_per_key": dict(
                 zip(md.keys, suppressed.sum(axis=0).tolist(), strict=True)
             ),
@@ -693,12 +749,14 @@ def local_suppression(
     *,
     keys: Any = None,
     strata: str | None = None,
+    household: str | None = None,
     k: int = 2,
     importance: Importance = None,
     fixed: Sequence[str] | None = None,
     combinations: int | None = None,
     missing: str = "wildcard",
     block_inference: bool = True,
+    block_households: bool = True,
     by_strata: bool = False,
     n_jobs: int = 1,
 ) -> Protected:
@@ -711,7 +769,10 @@ def local_suppression(
         Key variables (required unless ``data`` is a Microdata with keys).
     strata : str, optional
         The strata column (for ``by_strata``; a Microdata keeps its own).
-    k, importance, fixed, combinations, missing, block_inference, by_strata, n_jobs
+    household : str, optional
+        The household id (for ``block_households``; a Microdata keeps its own).
+    k, importance, fixed, combinations, missing, block_inference, block_households, by_strata,
+    n_jobs
         See :class:`LocalSuppression`.
 
     Returns
@@ -728,7 +789,7 @@ def local_suppression(
     >>> res.data["a"].to_list()
     [1, 1, 2, 2, None]
     """
-    md = as_microdata(data, keys=keys, strata=strata)
+    md = as_microdata(data, keys=keys, strata=strata, household=household)
     method = LocalSuppression(
         k=k,
         importance=importance,
@@ -736,6 +797,7 @@ def local_suppression(
         combinations=combinations,
         missing=missing,
         block_inference=block_inference,
+        block_households=block_households,
         by_strata=by_strata,
         n_jobs=n_jobs,
     )

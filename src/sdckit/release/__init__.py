@@ -27,20 +27,27 @@ import polars as pl
 
 from sdckit.errors import VerificationError
 from sdckit.microdata import Microdata
-from sdckit.release._check import ReleaseCheck, ReleaseFinding, ReleaseTarget, check_release
+from sdckit.release._align import verify_alignment
+from sdckit.release._check import AttackResult, ReleaseCheck, ReleaseTarget, check_release
+from sdckit.release._findings import ReleaseFinding, Remedy
 from sdckit.release._plan import ReleasePlan, new_household_ids
+from sdckit.release._risk import ReleaseRisk
 
 __all__ = [
+    "AttackResult",
     "Release",
     "ReleaseCheck",
     "ReleaseFinding",
     "ReleasePlan",
+    "ReleaseRisk",
     "ReleaseTarget",
+    "Remedy",
     "check_file",
     "check_release",
     "new_household_ids",
     "release",
     "released_order",
+    "verify_alignment",
 ]
 
 
@@ -74,19 +81,19 @@ class Release:
         """Input columns the plan does not mention (released as they are)."""
         return [c for c, r in self.roles.items() if r.startswith("not mentioned")]
 
-    def refusal(self) -> str | None:
-        """Why the file must not be written, in one line (None when it may be)."""
+    def refusal(self, style: str = "job") -> str | None:
+        """Why the file must not be written, in one line (None when it may be).
+
+        Parameters
+        ----------
+        style : {"job", "words"}, default "job"
+            How the fix is worded: as a job-file change (command line) or in words (browser
+            interface).
+        """
         if self.check.ok:
             return None
         for f in self.check.findings:
-            if f.check in ("determined", "household") and self.roles.get(f.column, "").startswith(
-                "not mentioned"
-            ):
-                ways = (
-                    f"declare it linked to {f.target!r} ([roles] linked = {{ {f.column} = "
-                    f'"{f.target}" }}) or drop it ([output] drop = ["{f.column}"])'
-                )
-                return f"{f.how} The job does not mention {f.column!r}: {ways}."
+            return f.line(style)
         return self.check.first_problem()
 
     def write(self, path: str | Path, **options: Any) -> Path:
@@ -102,21 +109,34 @@ class Release:
 
 
 def check_file(
-    original: Microdata, released: Any, plan: ReleasePlan, target: ReleaseTarget
+    original: Microdata,
+    released: Any,
+    plan: ReleasePlan,
+    target: ReleaseTarget | None = None,
+    *,
+    order: Any = None,
 ) -> ReleaseCheck:
-    """:func:`check_release` of ``released`` with the roles of ``original`` and the plan."""
+    """:func:`check_release` of ``released`` with the roles of ``original`` and the plan.
+
+    ``released`` is the file as written; ``order[i]`` is the original record written as
+    record ``i`` (None: the original order).
+    """
+    hh = original.household
     return check_release(
         original.frame,
         released,
         keys=original.keys,
         linked=original.linked,
-        household=original.household,
+        household=hh,
         household_level=original.household_level,
         identifiers=original.identifiers,
         numeric=original.numeric,
         weight=original.weight,
+        sensitive=original.sensitive,
         declared=plan.declared(original),
         target=target,
+        order=order,
+        household_id=hh if hh is not None and plan.household_id == "new" else None,
     )
 
 
@@ -155,6 +175,7 @@ def release(
     k : int, optional
         k-anonymity to check (shortcut for ``target=ReleaseTarget(k=k)``).
     target : ReleaseTarget, optional
+        Default (neither ``k`` nor ``target``): :meth:`ReleaseTarget.default`.
     seed : int or numpy.random.Generator, optional
         Seed of the new household ids.
 
@@ -164,7 +185,7 @@ def release(
     """
     plan = plan or ReleasePlan()
     if target is None:
-        target = ReleaseTarget(k=k)
+        target = ReleaseTarget.default() if k is None else ReleaseTarget(k=k)
     elif k is not None:
         raise VerificationError("Give k or target, not both.")
     from sdckit._validation import check_seed
@@ -172,5 +193,6 @@ def release(
     rng = check_seed(seed)
     frame = plan.apply(protected, seed=rng)
     order = plan.record_order(frame.height, seed=rng)
-    check = check_file(original, frame, plan, target)
+    output = frame if order is None else frame[order]
+    check = check_file(original, output, plan, target, order=order)
     return Release(frame=frame, check=check, plan=plan, roles=plan.roles(original), order=order)

@@ -48,6 +48,12 @@ class ReleasePlan:
     order : {"shuffled", "original"}, default "shuffled"
         Write the records in a random order (the position of a record in the input, often
         sorted by a register id, is not released) or in the input's order.
+    household_size : str, optional
+        A household size column released as the number of members of each household in the
+        released file.  While the household id is released, counting members gives the size
+        back, so a suppressed or recoded size protects nothing: the plan shows it as it is
+        (consistent with the members) and the check counts it as known; protect the other
+        keys instead (local suppression with the size among its ``fixed`` keys).
 
     Examples
     --------
@@ -68,6 +74,7 @@ class ReleasePlan:
     drop: tuple[str, ...] = ()
     household_id: str = "new"
     order: str = "shuffled"
+    household_size: str | None = None
 
     def __post_init__(self) -> None:
         keep = None if self.keep is None else column_list(self.keep, "keep")
@@ -87,6 +94,13 @@ class ReleasePlan:
         columns = list(md.frame.columns)
         check_columns_exist(self.keep or (), columns, "kept")
         check_columns_exist(self.drop, columns, "dropped")
+        if self.household_size is not None:
+            check_columns_exist([self.household_size], columns, "household size")
+            if md.household is None:
+                raise ColumnError(
+                    "The release plan's 'household_size' is counted from the household id: "
+                    "give the data a household role (household=...)."
+                )
         for col in self.keep or ():
             if col in md.identifiers:
                 raise ColumnError(
@@ -167,6 +181,12 @@ class ReleasePlan:
         hh = md.household
         if hh is not None and hh in columns and self.household_id == "new":
             frame = frame.with_columns(new_household_ids(md.frame.get_column(hh), seed))
+        size = self.household_size
+        if size is not None and size in columns and hh is not None:
+            counted = md.frame.select(pl.len().over(hh)).to_series()
+            dtype = md.frame.schema[size]
+            counted = counted.cast(pl.String) if dtype == pl.String else counted.cast(dtype)
+            frame = frame.with_columns(counted.alias(size))
         return frame
 
     def record_order(self, n_records: int, *, seed: Any = None) -> np.ndarray | None:

@@ -214,16 +214,19 @@ def _utility(
     tables: list[dict[str, Any]] = []
     if current.n_records != original.n_records:
         return summaries, tables
-    if current.numeric:
+    from sdckit.utility.assessment import compared_variables
+
+    numeric, keys = compared_variables(original, current)
+    if numeric:
         from sdckit.utility import continuous_loss
 
-        cont = continuous_loss(original, current)
+        cont = continuous_loss(original, current, numeric=numeric)
         summaries.append(_summary(cont.summary(), _SUMMARY_ROWS))
         tables.append(_table(_as_polars(cont.to_frame()), "Numeric variables"))
-    if current.keys:
+    if keys:
         from sdckit.utility import categorical_loss
 
-        cat = categorical_loss(original, current)
+        cat = categorical_loss(original, current, variables=keys)
         summaries.append(_summary(cat.summary(), _SUMMARY_ROWS))
         tables.append(_table(_as_polars(cat.per_variable), "Key variables"))
     return summaries, tables
@@ -319,15 +322,17 @@ def _figures(session: Any, ru_map: Any) -> list[tuple[Any, str]]:
         titles = [c.replace(" re-identification", "") for c in captions]
         figures = plots.risk_distributions(*risks, titles=titles)
         out += list(zip(figures, captions, strict=True))
+    # a numeric variable cut into intervals is a key of the protected file (bars, not boxes)
     categorical = [
         v
         for v in changed
-        if (v in original.keys or v in original.sensitive)
+        if (v in current.keys or v in original.sensitive)
+        and current.frame.get_column(v).n_unique() <= _MAX_BAR_CATEGORIES
         and original.frame.get_column(v).n_unique() <= _MAX_BAR_CATEGORIES
     ]
     for var in categorical[:_MAX_BAR_CHARTS]:
         out.append((plots.bar_chart(original, current, var), f"Categories of {var}"))
-    numeric = [v for v in changed if v in original.numeric]
+    numeric = [v for v in changed if v in original.numeric and v in current.numeric]
     if numeric:
         out.append(
             (
@@ -337,8 +342,8 @@ def _figures(session: Any, ru_map: Any) -> list[tuple[Any, str]]:
         )
         for var in numeric[:_MAX_HISTOGRAMS]:
             out.append((plots.histogram(original, current, var), f"Distribution of {var}"))
-    if aligned and len(original.numeric) >= 2 and numeric:
-        num = list(original.numeric)
+    num = [v for v in original.numeric if v in current.numeric]
+    if aligned and len(num) >= 2 and numeric:
         out.append(
             (
                 plots.correlation_heatmaps(original, current, num),

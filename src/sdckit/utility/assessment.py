@@ -15,7 +15,7 @@ from typing import Any
 from sdckit._results import Summary
 from sdckit.microdata import Microdata
 
-__all__ = ["UtilityAssessment", "assess_utility"]
+__all__ = ["UtilityAssessment", "assess_utility", "compared_variables"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,17 @@ class UtilityAssessment:
         return Summary("Information loss", rows, notes)
 
 
+def compared_variables(original: Microdata, current: Microdata) -> tuple[list[str], list[str]]:
+    """The numeric variables and the keys of ``current`` compared with ``original``.
+
+    A numeric variable cut into intervals has become a key (its values are categories): it is
+    compared as a key, not as a number.
+    """
+    numeric = [c for c in current.numeric if c in original.numeric]
+    keys = [c for c in current.keys if c in original.frame.columns]
+    return numeric, keys
+
+
 def assess_utility(original: Microdata, current: Microdata) -> UtilityAssessment:
     """The information-loss figures of ``current`` against ``original``.
 
@@ -91,12 +102,13 @@ def assess_utility(original: Microdata, current: Microdata) -> UtilityAssessment
     if current.n_records != original.n_records:
         return UtilityAssessment(aligned=False)
     values: dict[str, Any] = {}
-    if current.numeric:
-        cont = continuous_loss(original, current)
+    numeric, keys = compared_variables(original, current)
+    if numeric:
+        cont = continuous_loss(original, current, numeric=numeric)
         values["sse_sst_pct"] = cont.sse_sst
         values["il1s"] = cont.il1s
-    if current.keys:
-        cat = categorical_loss(original, current)
+    if keys:
+        cat = categorical_loss(original, current, variables=keys)
         values["share_keys_changed"] = cat.share_changed
         values["key_values_suppressed"] = int(cat.per_variable["suppressed"].sum())
     return UtilityAssessment(aligned=True, **values)
