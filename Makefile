@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+
+# the pictures of docs/ui/ (the browser tests take them on the way; tests alone write nothing)
+screenshots: $(STAMP)
+	SDCKIT_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/ui
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -75,7 +75,7 @@ def test_demo_figures_match_the_api(tmp_path: Path) -> None:
     for gone in ("person_id", "district", "area", "stratum", "age"):
         assert gone not in protected.columns
     assert protected["household_id"].n_unique() == original["household_id"].n_unique()
-    assert "Release check of the file as written: 0 k-anonymity violations, 0 protected" in text
+    assert "Release check of the file as written: 0 records below 3-anonymity, 0 protected" in text
     assert 'id="release"' in internal and "It may be released." in internal
     assert "checked independently" in external
     _assert_nothing_read_back(original, protected)

@@ -68,10 +68,10 @@ def test_demo_job_validates_once_and_counts_frequencies_once_per_state(
     assert job.ru_map is not None
     ru = job.ru_map
     ru_runs = sum(len(ru.seeds) if c.method.stochastic else 1 for c in ru.candidates)
-    # the original once, each of the 5 steps once, each R-U map run once; the target check, the
+    # the original once, each of the 6 steps once, each R-U map run once; the target check, the
     # reports and the R-U map's original point read the session's assessments
     assert tables == 1 + len(job.steps) + ru_runs
-    assert stages["Protection steps"] == (5, 5)
+    assert stages["Protection steps"] == (6, 6)
     assert stages["R-U map"] == (1 + ru_runs, 1 + ru_runs)
     assert stages["Writing outputs"] == (3, 3)
     assert result.target_met is True
@@ -82,6 +82,7 @@ def test_demo_job_validates_once_and_counts_frequencies_once_per_state(
     steps = result.session.history
     assert [type(s.protection).__name__ for s in steps] == [
         "GlobalRecoding", "GlobalRecoding", "Pram", "LocalSuppression", "Microaggregation",
+        "WeightCalibration",
     ]  # fmt: skip
     assert steps[-1].risk is result.risk
     figures = {k: after for k, _, after in result.comparison()}
@@ -98,7 +99,7 @@ def test_run_without_writing(demo_job_path: Path, tmp_path: Path) -> None:
     result = run_job(load_job(path, output_dir=tmp_path / "out"), write=False)
     assert result.written == [] and not (tmp_path / "out").exists()
     assert result.ru_map is None
-    assert len(result.session.history) == 5
+    assert len(result.session.history) == 6
 
 
 def test_methods_within_strata_report_each_stratum(demo_job_path: Path, tmp_path: Path) -> None:

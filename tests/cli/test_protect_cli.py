@@ -22,6 +22,7 @@ from sdckit.jobs._methods import method_class
 from sdckit.jobs.load import _steps
 from sdckit.masking._pram import Pram
 from sdckit.masking.suppression import LocalSuppression
+from sdckit.masking.weights import WeightCalibration
 from sdckit.risk import frequencies, individual_risk
 
 runner = CliRunner()
@@ -162,8 +163,9 @@ def test_job_writes_a_protected_file_meeting_its_target(tmp_path: Path, census_c
     }
     step2 = Pram(variables=["marital_status"], min_diagonal=0.85, seed=43).apply(recoded, **roles)
     step3 = LocalSuppression(k=3, importance=[1, 4, 5, 2, 3]).apply(step2.microdata)
+    step4 = WeightCalibration(seed=45).apply(step3.microdata)
     columns = [c for c in first.columns if c != "household_id"]
-    expected = step3.microdata.frame.select(columns).sort(columns, nulls_last=True)
+    expected = step4.microdata.frame.select(columns).sort(columns, nulls_last=True)
     assert expected.equals(first.select(columns).sort(columns, nulls_last=True))
     # reports: the internal has the R-U map and the seeds; the external neither
     internal = (out / "internal.html").read_text(encoding="utf-8")
@@ -259,6 +261,7 @@ def test_the_shipped_demo_job_is_valid(tmp_path: Path) -> None:
     assert job.data.height == 3000
     assert [type(s.method).__name__ for s in job.steps] == [
         "GlobalRecoding", "GlobalRecoding", "Pram", "LocalSuppression", "Microaggregation",
+        "WeightCalibration",
     ]  # fmt: skip
     assert job.steps[4].method.get_params()["method"] == "univariate"
     assert job.steps[2].method.get_params()["seed"] == spec["seed"] + 2

@@ -93,7 +93,8 @@ def test_blocking_inferences_costs_few_suppressions(testdata: pl.DataFrame, k: i
     assert res.details["suppressions"] == BLOCKED[k] <= SDCMICRO[k]
     assert res.details["suppressions_against_inference"] == BLOCKED[k] - OURS[k]
     assert _fk(res.data, KEYS).min() >= k
-    check = release(md, res.microdata, ReleasePlan(order="original"), k=k).check
+    # (in the original order the file, sorted by household, gives values back by its order)
+    check = release(md, res.microdata, ReleasePlan(), k=k, seed=1).check
     assert check.k_violations == 0 and check.determined_values == 0
 
 

@@ -127,6 +127,15 @@ def test_microdata_workflow(page, ui_server, settle, shoot, tmp_path: Path) -> N
     expect(page.locator("#history tr.undone")).to_have_count(0)
     assert history_rows(page) == 3 and len(ws.steps) == 2
     assert ws.session.risk.k_violations(3) == 0
+
+    # the survey weights show the region (they were drawn per stratum): calibrated to the
+    # released variables, as the release check would otherwise ask
+    page.select_option("#method", "weight_calibration")
+    page.wait_for_selector("#apply-method")
+    page.click("#apply-method")
+    expect(page.locator("#history tbody tr")).to_have_count(4)
+    settle(page)
+    assert len(ws.steps) == 3
     shoot(page, "protect")
 
     # 6. an R-U map of local suppression for k = 2, 3

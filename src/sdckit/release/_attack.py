@@ -241,7 +241,24 @@ def tree_guesses(
     base = float(np.mean(t.labels[judge] == np.bincount(t.labels[judge]).argmax()))
     conf = (right[leaf_cells] + 2.0 * base) / (v[leaf_cells] + 2.0)
     ok = conf >= confidence
-    return Guesses("tree", label, "", cells[ok], guess[leaf_cells][ok], conf[ok])
+    # the column the tree splits on most on the way to the leaves it guesses from
+    used = tree.decision_path(x[cells[ok]]) if ok.any() else None
+    column = ""
+    if used is not None:
+        nodes = np.flatnonzero(np.asarray(used.sum(axis=0)).ravel())
+        tr = tree.tree_
+        split = tr.feature[nodes]
+        split_ok = split >= 0
+        nodes, split = nodes[split_ok], split[split_ok]
+        left, right = tr.children_left[nodes], tr.children_right[nodes]
+        w, imp = tr.weighted_n_node_samples, tr.impurity
+        gain = w[nodes] * imp[nodes] - w[left] * imp[left] - w[right] * imp[right]
+        split_ok = np.ones(len(nodes), dtype=bool)
+        if split_ok.any():
+            weight = np.bincount(split[split_ok], weights=gain[split_ok], minlength=len(keep))
+            column = names[keep[int(np.argmax(weight))]]
+            label = f"{label} (mostly {column!r})"
+    return Guesses("tree", label, column, cells[ok], guess[leaf_cells][ok], conf[ok])
 
 
 def structure_guesses(

@@ -686,7 +686,7 @@ def _risk_panel(
             "k_anonymity", ", ".join(eff_keys), "fk", k_viol,
             f"{k_viol} released records share their key combination ({', '.join(eff_keys)}) "
             f"with fewer than {target.k - 1} others.",  # type: ignore[operator]
-            remedies=(Remedy("suppress", None, ", ".join(eff_keys)),),
+            remedies=(Remedy("protect_keys", None, ", ".join(eff_keys)),),
         ))  # fmt: skip
     met = k_viol == 0
     measured = {
@@ -711,7 +711,7 @@ def _risk_panel(
                 "risk", "", label, value,
                 f"The released file's {label} is {value:.6g} (target <= {bound:g}; "
                 f"{risk.intruder}).",
-                remedies=(Remedy("suppress", None, ", ".join(eff_keys)),),
+                remedies=(Remedy("protect_keys", None, ", ".join(eff_keys)),),
             ))  # fmt: skip
     return risk, k_viol, met
 
@@ -845,7 +845,11 @@ def _beyond(right: np.ndarray, chance: np.ndarray, confidence: np.ndarray, allow
         return True
     certain = confidence >= CERTAIN
     hits = float(right[certain].sum())
-    return bool(certain.any()) and hits >= 0.9 * certain.sum() and hits > chance[certain].sum()
+    return (
+        bool(certain.any())
+        and hits >= 0.9 * certain.sum()
+        and hits - float(chance[certain].sum()) >= 0.5
+    )
 
 
 def _score(
@@ -941,7 +945,7 @@ def _finding(
 ) -> ReleaseFinding:
     what = {"suppressed or perturbed": "protected", "recoded": "recoded (fine)",
             "withheld": "withheld"}[kind]  # fmt: skip
-    channel = g.label if g.kind != "tree" else "A decision tree on the other released columns"
+    channel = g.label
     subject = f"The column {channel}" if g.column and g.label.startswith("'") else channel
     subject = subject[0].upper() + subject[1:]
     how = _HOW[g.kind].format(t=repr(t.name))
@@ -964,7 +968,7 @@ def _remedies(
     role = ctx.declared_role(c) if c else ""
     if g.kind == "neighbours" and not c:
         return (Remedy("shuffle"),)
-    if g.kind == "tree":
+    if g.kind == "tree" and role in ("key", "numeric", ""):
         return (Remedy("suppress", None, t.name),)
     if role == "weight":
         return (Remedy("calibrate_weights", c, t.name), Remedy("drop", c, t.name))

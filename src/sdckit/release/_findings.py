@@ -25,6 +25,7 @@ ACTIONS = (
     "recode",
     "suppress",
     "identifier",
+    "protect_keys",
 )
 
 
@@ -69,10 +70,15 @@ class Remedy:
             "drop_household_id": "leave the household id out of the released file",
             "recode": (f"recode {c!r} to the released detail of {t!r} (or coarser) before release"),
             "suppress": (
-                f"protect {t!r} so that the other released variables do not give it back "
-                "(local suppression with inference blocking, or suppress other key values)"
+                f"suppress {t!r} less and other keys instead: give it a more important rank "
+                "(a lower number) in local suppression, since its suppressed values come back; "
+                "or recode the columns that give it back"
             ),
             "identifier": f"mark {c!r} as a direct identifier (never released)",
+            "protect_keys": (
+                f"protect the key variables ({t}) further: recode them into fewer categories, "
+                "or suppress values (local suppression to the target's k) as a last step"
+            ),
         }[self.action]
 
     def job_syntax(self) -> str:
@@ -89,8 +95,15 @@ class Remedy:
             "derive_household_size": f'[output] household_size = "{t}"',
             "drop_household_id": '[output] household_id = "drop"',
             "recode": f'[[steps]] method = "global_recoding" of "{c}"',
-            "suppress": ('[[steps]] method = "local_suppression" with block_inference = true'),
+            "suppress": (
+                f'[[steps]] method = "local_suppression" with a more important rank for "{t}" '
+                "in importance"
+            ),
             "identifier": f'[roles] identifiers = [..., "{c}"]',
+            "protect_keys": (
+                '[[steps]] method = "global_recoding" of a key, or method = "local_suppression" '
+                "with the target's k"
+            ),
         }[self.action]
 
 

@@ -538,16 +538,13 @@ class Workspace:
             session.original,
             session.current,
             self.release_plan(),
-            target=target.for_release() if target is not None else ReleaseTarget(),
+            target=target if target is not None else ReleaseTarget.default(),
             seed=_jobs.release_seed(self.seed),
         )
         progress("Release check", 1, 1)
-        refusal = released.refusal()
-        met = None
-        if target is not None:
-            met, _ = target.check(session.risk)
-            if met is False and refusal is None:
-                refusal = f"the protected file misses the risk target ({target.describe()})."
+        # the page words the fix for a person; the exported job says it in job syntax
+        refusal = released.refusal(style="words")
+        met = bool(released.check.target_met and released.check.k_violations == 0)
         with self.lock:
             if self.version == version:
                 self.release = (version, (released, refusal, met))
