@@ -170,8 +170,10 @@ def test_a_job_without_a_target_is_checked_against_the_default(job: Path) -> Non
 def test_numbers_in_messages_are_counts_not_values(job: Path) -> None:
     released = _released(job)
     frame = read_data(released)
-    tampered = frame.with_columns(pl.lit(123456789).alias("marker"))
+    # a person number the original does not have: found, named, never printed
+    marker = pl.Series("marker", 987_654_321 + pl.int_range(frame.height, eager=True) * 7)
     path = job.parent / "marker.csv"
-    write_data(tampered, path)
+    write_data(frame.with_columns(marker), path)
     code, stdout, stderr = run("check", job.parent / "census.csv", path, "--job", job)
-    assert "123456789" not in stdout + stderr
+    assert code == 1 and "'marker'" in stdout and "identifies records" in stdout
+    assert "9876543" not in stdout + stderr
