@@ -107,6 +107,15 @@ def test_session_and_reports(guide: tuple[dict[str, Any], str, Path]) -> None:
     assert not (REPO / "report_internal.html").exists()
 
 
+def test_household_survey(guide: tuple[dict[str, Any], str, Path]) -> None:
+    ns, printed, _ = guide
+    assert ns["useful"].check.ok
+    assert "True ['weight', 'hh_id', 'household_size', 'hh_income']" in printed
+    points = {r["candidate"]: r for r in ns["ru_releases"].points.iter_rows(named=True)}
+    assert points["keeps them"]["loss"] < 0.1 < 0.5 < points["drops them"]["loss"]
+    assert points["keeps them"]["risk"] < points["original"]["risk"]
+
+
 def test_tables(guide: tuple[dict[str, Any], str, Path]) -> None:
     ns, _, _ = guide
     table = ns["table"]

@@ -82,7 +82,8 @@ def _household_file(seed: int, n_households: int = 40) -> pl.DataFrame:
 
 # ------------------------------------------------------------------- hand-computed cases
 def test_one_variable_gives_category_total_over_count() -> None:
-    # categories N (3 records, total 60), S (2, total 12) and missing (2, total 10)
+    # categories N (3 records, total 60), S (2, total 12); the total (82) leaves 10 to the
+    # two records whose region is missing
     df = pl.DataFrame(
         {
             "region": ["N", "S", "N", None, "S", "N", None],
@@ -162,7 +163,7 @@ def test_three_variables_raking_matches_brute_force() -> None:
 
 # ------------------------------------------------------------------------ the promises
 @quiet
-def test_margins_kept_after_local_suppression_missing_is_a_category() -> None:
+def test_margins_kept_after_local_suppression_missing_total_implied() -> None:
     df = _random_file(5, n=200, missing=False)
     md = Microdata(df, keys=["region", "sex", "age"], weight="w")
     suppressed = LocalSuppression(k=4).apply(md)
@@ -355,7 +356,7 @@ def test_a_positive_target_without_records_is_infeasible() -> None:
     design = margins.design(np.arange(4), 4)
     targets = margins.totals(df["w"].to_numpy())
     design = design.tolil()
-    design[2:, 1] = 0  # category b has no record left, but a target of 7
+    design[2:, 2] = 0  # category b (after the total and a) has no record left, a target of 7
     with pytest.raises(InfeasibleError, match=r"'region'.*no record"):
         _rake(design.tocsr(), np.ones(4), targets, margins, tolerance=1e-10, max_iterations=20)
 

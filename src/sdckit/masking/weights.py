@@ -9,8 +9,12 @@ on request, independent seeded noise), calibrated so that the weighted total of 
 of those variables equals the total the current weights give:
 
 * the categories are those of the file as it is at that step (after earlier steps recoded or
-  suppressed values); a missing value is a category of its own, so the weighted number of
-  records whose region was suppressed is kept too;
+  suppressed values); the total weight is a margin too, and a missing value belongs to no
+  category of its variable: a record whose region was suppressed gets no region factor (a
+  factor of its own would be set by the original weights of the records suppressed, which
+  come mostly from some regions, and make their weights look like those regions').  The
+  weighted number of records whose region was suppressed is still kept: it is the total less
+  the shown regions' totals;
 * optional ``interactions`` (pairs of the variables) keep two-way margins as well;
 * the method is generalised raking (Deville and Sarndal 1992, the raking-ratio distance):
   ``w_i = d_i exp(x_i' lambda)``, with ``x_i`` the dummies of record ``i``'s categories and
@@ -106,20 +110,29 @@ class _Margins:
         codes: dict[str, np.ndarray] = {}
         for name in variables:
             raw, _ = encode_column(frame.get_column(name))
-            codes[name] = raw.astype(np.int64) + 1  # 0: missing, its own category
-        parts: list[tuple[str, np.ndarray]] = [(name, codes[name]) for name in variables]
+            codes[name] = raw.astype(np.int64)  # -1: missing, in no category of the margin
+        # the total weight first: records whose value of a variable is missing (a suppressed
+        # region) belong to no category of it, so their weights carry no factor that a
+        # suppressed value's category total could make region-like
+        parts: list[tuple[str, np.ndarray]] = [("total", np.zeros(frame.height, np.int64))]
+        parts += [(name, codes[name]) for name in variables]
         for a, b in interactions:
-            parts.append((f"{a} x {b}", codes[a] * (int(codes[b].max()) + 1) + codes[b]))
+            both = (codes[a] >= 0) & (codes[b] >= 0)
+            cell = codes[a] * (int(codes[b].max()) + 1) + codes[b]
+            parts.append((f"{a} x {b}", np.where(both, cell, -1)))
         self.labels: list[str] = []
         self.columns: list[np.ndarray] = []
         margin_of: list[np.ndarray] = []
         offset = 0
         for m, (label, combined) in enumerate(parts):
-            _, dense = np.unique(combined, return_inverse=True)
-            dense = dense.astype(np.int64).ravel()
-            size = int(dense.max()) + 1 if dense.size else 0
+            shown = combined >= 0
+            dense = np.full(len(combined), -1, dtype=np.int64)
+            if shown.any():
+                _, inverse = np.unique(combined[shown], return_inverse=True)
+                dense[shown] = inverse.astype(np.int64).ravel()
+            size = int(dense.max()) + 1 if shown.any() else 0
             self.labels.append(label)
-            self.columns.append(dense + offset)
+            self.columns.append(np.where(shown, dense + offset, -1))
             margin_of.append(np.full(size, m, dtype=np.int64))
             offset += size
         self.n_columns = offset
@@ -130,13 +143,16 @@ class _Margins:
         """The weighted total of every category (``X' w`` at the person level)."""
         out = np.zeros(self.n_columns)
         for cols in self.columns:
-            out += np.bincount(cols, weights=weights, minlength=self.n_columns)
+            shown = cols >= 0
+            out += np.bincount(cols[shown], weights=weights[shown], minlength=self.n_columns)
         return out
 
     def design(self, unit: np.ndarray, n_units: int) -> scipy.sparse.csr_matrix:
         """The units x categories matrix: member counts per category (dummies for persons)."""
         rows = np.tile(unit, len(self.columns))
         cols = np.concatenate(self.columns)
+        shown = cols >= 0
+        rows, cols = rows[shown], cols[shown]
         data = np.ones(rows.size)
         return scipy.sparse.csr_matrix((data, (rows, cols)), shape=(n_units, self.n_columns))
 
@@ -274,9 +290,9 @@ class WeightCalibration(ProtectionMethod):
 
     See the module docstring for the method; in short, the new weight of a record is
     ``total / n * exp(sum of its categories' lambda)`` (times independent noise when asked),
-    with the ``lambda`` chosen so that the weighted total of every category of ``variables``
-    (a missing value is a category) and of every cell of ``interactions`` stays as the current
-    weights give it.
+    with the ``lambda`` chosen so that the total weight, the weighted total of every category
+    of ``variables`` (a missing value is in none) and of every cell of ``interactions`` stays
+    as the current weights give it.
 
     Parameters
     ----------

@@ -77,17 +77,27 @@ def _empty(kind: str, label: str, column: str, fine: bool = False) -> Guesses:
     return Guesses(kind, label, column, z, z, np.zeros(0), fine)
 
 
-def _counts(groups: np.ndarray, labels: np.ndarray, n_labels: int) -> tuple[np.ndarray, ...]:
-    """Per (group, label) pair with a count: the group, the label, the count."""
-    key = groups * np.int64(max(n_labels, 1)) + labels
+#: Largest (groups x labels) table counted densely (a bincount), beyond it by sorting.
+_DENSE = 20_000_000
+
+
+def _tally(
+    groups: np.ndarray, labels: np.ndarray, n_groups: int, n_labels: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """For each group: values counted v, the most frequent label and its count m; and the
+    number of ordered pairs of records of one group with the same label."""
+    n_labels = max(n_labels, 1)
+    if n_groups * n_labels <= _DENSE:
+        table = np.bincount(groups * np.int64(n_labels) + labels, minlength=n_groups * n_labels)
+        table = table.reshape(n_groups, n_labels)
+        mode = table.argmax(axis=1).astype(np.int64)
+        m = table.max(axis=1).astype(np.int64)
+        v = table.sum(axis=1).astype(np.int64)
+        pairs = float((table * (table - 1.0)).sum())
+        return v, np.where(v > 0, mode, -1), m, pairs
+    key = groups * np.int64(n_labels) + labels
     uniq, cnt = np.unique(key, return_counts=True)
-    return uniq // max(n_labels, 1), uniq % max(n_labels, 1), cnt
-
-
-def _modes(
-    grp: np.ndarray, lab: np.ndarray, cnt: np.ndarray, n_groups: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each group: shown values v, the most frequent label and its count m."""
+    grp, lab = uniq // n_labels, uniq % n_labels
     v = np.bincount(grp, weights=cnt, minlength=n_groups).astype(np.int64)
     order = np.lexsort((lab, -cnt, grp))
     first = np.ones(len(order), dtype=bool)
@@ -96,7 +106,7 @@ def _modes(
     m = np.zeros(n_groups, dtype=np.int64)
     mode[grp[order][first]] = lab[order][first]
     m[grp[order][first]] = cnt[order][first]
-    return v, mode, m
+    return v, mode, m, float((cnt * (cnt - 1.0)).sum())
 
 
 def _best_per_row(
@@ -124,10 +134,9 @@ def group_guesses(t: CategoricalTarget, g: Grouping, confidence: float) -> Guess
     shown = (gcodes >= 0) & (y >= 0)
     if not shown.any():
         return _empty("groups", g.label, g.column)
-    grp, lab, cnt = _counts(gcodes[shown], y[shown], t.n_labels)
-    v, mode, m = _modes(grp, lab, cnt, g.n_groups)
-    pairs = float((v * (v - 1)).sum())
-    reliability = float((cnt * (cnt - 1)).sum()) / pairs if pairs > 0 else 0.0
+    v, mode, m, same = _tally(gcodes[shown], y[shown], g.n_groups, t.n_labels)
+    pairs = float((v * (v - 1.0)).sum())
+    reliability = same / pairs if pairs > 0 else 0.0
     target_rows = t.learn[rows] & (gcodes >= 0)
     if not target_rows.any():
         return _empty("groups", g.label, g.column)
@@ -232,8 +241,7 @@ def tree_guesses(
     leaf_judge = tree.apply(x[judge])
     leaf_cells = tree.apply(x[cells])
     n_leaves = tree.tree_.node_count
-    grp, lab, cnt = _counts(leaf_judge, t.labels[judge], t.n_labels)
-    v, _, _ = _modes(grp, lab, cnt, n_leaves)
+    v = np.bincount(leaf_judge, minlength=n_leaves)
     # the leaf's guess is the tree's; how often it is right is read on the judging half
     guess = tree.classes_[np.argmax(tree.tree_.value[:, 0, :], axis=1)]
     right = np.zeros(n_leaves)
@@ -275,8 +283,7 @@ def structure_guesses(
     n_fine = int(original.max()) + 1 if ok.any() else 0
     if n_fine == 0:
         return _empty("structure", g.label, g.column, fine=True)
-    grp, lab, cnt = _counts(g.codes[ok], original[ok], n_fine)
-    v, mode, m = _modes(grp, lab, cnt, g.n_groups)
+    v, mode, m, _ = _tally(g.codes[ok], original[ok], g.n_groups, n_fine)
     pure = (v >= MIN_CLASS) & (m >= 0.95 * v)
     # a classification: nine records in ten of the channel's large groups lie in pure groups
     # (a district gives its region; a household size that one large household alone has is

@@ -10,10 +10,13 @@ chance by nearly one value.
 Comparable records are read from the released file: the records that show the variable (for a
 suppressed or perturbed value) and share the record's released value of one other key, or its
 tenth of one released number, or its leaf of a decision tree over the other keys and numbers
-(grown on one half of those records and read on the other); the chance of a guess is its
-largest share over those sets, shrunk towards its share in the whole file by two records'
-weight (a group of one is not certain).  What the released keys and numbers say about everybody
-(a child aged 0-14 is not employed; an income says employed) is thus chance, not disclosure.
+(grown on one half of those records and read on the other); and the protected records of the
+variable other than the record itself (suppression is not at random: it hits small regions
+more often, and a guess of such a region is right that often without any channel).  The
+chance of a guess is its largest share over those sets, each shrunk towards its share in the
+whole file by two records' weight (a group of one is not certain).  What the released keys
+and numbers say about everybody (a child aged 0-14 is not employed; an income says employed)
+is thus chance, not disclosure.
 For a recoded value (a band shown, the fine value hidden) or a withheld variable, the fine
 values of every record are known to the checker, and the comparable records share the
 record's band or one other key.
@@ -30,6 +33,8 @@ __all__ = ["Comparable", "comparable_sets", "tree_leaves"]
 
 #: Records per tenth of a number, and per leaf of the comparable-records tree, at least.
 MIN_GROUP = 10
+#: Records the comparable-records tree is grown on (and as many it is read on), at most.
+SAMPLE = 20_000
 
 
 @dataclass(frozen=True)
@@ -37,18 +42,25 @@ class Comparable:
     """Shares of each value among the comparable records of every record."""
 
     overall: np.ndarray
+    protected: np.ndarray  # counts of each value among the protected values
     sets: tuple[np.ndarray, ...]
     keys: tuple[np.ndarray, ...]
     counts: tuple[np.ndarray, ...]
     sizes: tuple[np.ndarray, ...]
 
-    def chance(self, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """How often guessing ``values`` for the records ``rows`` is right by chance."""
+    def chance(self, rows: np.ndarray, values: np.ndarray, truth: np.ndarray) -> np.ndarray:
+        """How often guessing ``values`` for the records ``rows`` (whose true values are
+        ``truth``) is right by chance."""
         n_values = len(self.overall)
         ok = (values >= 0) & (values < n_values)
         v = np.where(ok, values, 0)
         prior = np.where(ok, self.overall[v], 0.0)
-        best = prior.copy()
+        # a guess of a value frequent among the other protected values (suppression hits
+        # small regions more often) is right that often without any channel
+        n = float(self.protected.sum())
+        others = self.protected[v] - (truth == values)
+        among = (others + 2.0 * prior) / (max(n - 1.0, 0.0) + 2.0)
+        best = np.maximum(prior, np.where(ok, among, 0.0))
         for codes, keys, counts, sizes in zip(self.sets, self.keys, self.counts, self.sizes,
                                               strict=True):  # fmt: skip
             group = codes[rows]
@@ -68,6 +80,7 @@ def comparable_sets(
     n_values: int,
     reference: np.ndarray,
     sets: Sequence[tuple[np.ndarray, np.ndarray]],
+    truths: np.ndarray,
 ) -> Comparable:
     """The shares of ``values`` (codes, one per record) among comparable records.
 
@@ -81,6 +94,9 @@ def comparable_sets(
     sets : sequence of (codes, rows)
         Each definition of comparable records: the group code of every record (-1: none) and
         the records whose values count in its shares.
+    truths : numpy.ndarray
+        The true values of the protected values (the share of a value among them is its
+        chance too: the protected records are comparable with each other).
     """
     ref = reference[values[reference] >= 0]
     counts0 = np.bincount(values[ref], minlength=n_values).astype(np.float64)
@@ -97,7 +113,9 @@ def comparable_sets(
         out_keys.append(uniq)
         out_counts.append(cnt.astype(np.float64))
         out_sizes.append(np.bincount(codes[rows], minlength=n_groups).astype(np.float64))
-    return Comparable(overall, tuple(out_sets), tuple(out_keys), tuple(out_counts),
+    truths = truths[(truths >= 0) & (truths < n_values)]
+    protected = np.bincount(truths, minlength=n_values).astype(np.float64)
+    return Comparable(overall, protected, tuple(out_sets), tuple(out_keys), tuple(out_counts),
                       tuple(out_sizes))  # fmt: skip
 
 
@@ -120,6 +138,8 @@ def tree_leaves(
     if features.shape[1] == 0 or len(rows) < 4 * MIN_GROUP:
         return None
     rng = np.random.default_rng(seed)
+    if len(rows) > 2 * SAMPLE:
+        rows = np.sort(rng.choice(rows, 2 * SAMPLE, replace=False))
     half = rng.permutation(len(rows))
     grow, judge = np.sort(rows[half[::2]]), np.sort(rows[half[1::2]])
     if len(np.unique(values[grow])) < 2:

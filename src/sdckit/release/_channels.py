@@ -149,14 +149,17 @@ def _text_channels(
     kept = s.drop_nulls()
     if kept.len() == 0:
         return
-    as_date = s.str.strip_chars().str.to_date(strict=False)
-    if as_date.drop_nulls().len() >= 0.95 * kept.len():
-        _temporal_channels(name, f"{label} (as a date)", as_date, groups, orders)
-        return
-    as_num = s.str.strip_chars().cast(pl.Float64, strict=False)
-    if as_num.drop_nulls().len() >= 0.95 * kept.len():
-        _numeric_channels(name, f"{label} (as a number)", as_num.to_numpy(), groups, orders)
-        return
+    sample = kept.head(1000).str.strip_chars()  # parse the whole column only if it may pass
+    if sample.str.to_date(strict=False).drop_nulls().len() >= 0.95 * sample.len():
+        as_date = s.str.strip_chars().str.to_date(strict=False)
+        if as_date.drop_nulls().len() >= 0.95 * kept.len():
+            _temporal_channels(name, f"{label} (as a date)", as_date, groups, orders)
+            return
+    if sample.cast(pl.Float64, strict=False).drop_nulls().len() >= 0.95 * sample.len():
+        as_num = s.str.strip_chars().cast(pl.Float64, strict=False)
+        if as_num.drop_nulls().len() >= 0.95 * kept.len():
+            _numeric_channels(name, f"{label} (as a number)", as_num.to_numpy(), groups, orders)
+            return
     words = s.str.to_lowercase().str.extract_all(_WORD)
     several = words.list.len().fill_null(0) > 1
     if several.sum() < TEXT_SHARE * kept.len() or s.n_unique() < MIN_ORDERED:

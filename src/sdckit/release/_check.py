@@ -60,9 +60,9 @@ from sdckit.release._findings import ReleaseFinding, Remedy
 from sdckit.release._risk import ReleaseRisk, released_risk
 from sdckit.release._targets import (
     CategoricalTarget,
+    GroupIndex,
     NumericTarget,
     categorical_target,
-    constant_within,
     household_columns,
     is_size_of,
     numeric_target,
@@ -122,8 +122,11 @@ class ReleaseTarget:
 
     @classmethod
     def default(cls) -> ReleaseTarget:
-        """The target of a release that gives none: 3-anonymity, and (for a file with
-        weights) a global risk and a household risk of at most 1 % of the records."""
+        """The target of a release that gives none: 3-anonymity, a global risk of at most
+        1 % of the records, and a household risk of at most 1 % where the released file links
+        households (a bound that does not apply holds).  A file without weights is a census:
+        its risk is ``1 / fk``, so 3-anonymity alone does not meet it; give such a file its
+        own target."""
         return cls(k=3, max_global_risk_pct=1.0, max_household_risk_pct=1.0)
 
     @property
@@ -571,9 +574,10 @@ class _Context:
             roles[weight] = "weight"
         if household is not None:
             roles[household] = "household id"
-        households = None
+        households = index = None
         if household is not None and household in orig.columns:
             households, _ = codes(orig.get_column(household))
+            index = GroupIndex(households)
         if household_id is not None and household_id not in rel.columns:
             household_id = None
         # household-wide variables: declared, or the same for every member in the original
@@ -581,7 +585,7 @@ class _Context:
         if households is not None:
             hh_constant = {c for c in household_level if c in orig.columns}
             hh_constant |= set(
-                household_columns(households, orig, [c for c in orig.columns if c != household])
+                household_columns(index, orig, [c for c in orig.columns if c != household])
             )
         watched = [c for c in dict.fromkeys([*keys, *linked, *household_level, *sensitive])
                    if c in orig.columns and c not in numeric]  # fmt: skip
@@ -611,12 +615,12 @@ class _Context:
         # the household-wide released columns that link members (clean of protected gaps)
         gapped = {t.name for t in targets if t.learn.any()}
         linkers, size_column = [], None
-        if households is not None:
+        if households is not None and index is not None:
             for c in rel.columns:
                 if c == household_id or c in gapped:
                     continue
                 s = rel.get_column(c)
-                if s.n_unique() >= 2 and constant_within(households, s):
+                if s.n_unique() >= 2 and index.constant(s):
                     linkers.append(c)
                 if size_column is None and is_size_of(households, s):
                     size_column = c
@@ -746,7 +750,7 @@ def _with_comparable(
         leaves = tree_leaves(features, t.labels, shown, seed)
         if leaves is not None:
             sets.append(leaves)
-        learn = comparable_sets(t.labels, t.n_labels, shown, sets)
+        learn = comparable_sets(t.labels, t.n_labels, shown, sets, t.truth[t.learn])
     if t.fine.any():
         known = np.flatnonzero(t.fine_truth >= 0)
         n_fine = int(t.fine_truth.max()) + 1
@@ -754,7 +758,7 @@ def _with_comparable(
         if t.present:
             own, _ = codes(rel.get_column(t.name))
             sets.append((own, known))
-        fine = comparable_sets(t.fine_truth, n_fine, known, sets)
+        fine = comparable_sets(t.fine_truth, n_fine, known, sets, t.fine_truth[t.fine])
     return replace(t, comparable=learn, fine_comparable=fine)
 
 
@@ -873,7 +877,7 @@ def _score(
             continue
         right = g.values == truth[g.rows]
         hits = int(right.sum())
-        chance = (comparable.chance(g.rows, g.values) if comparable is not None
+        chance = (comparable.chance(g.rows, g.values, truth[g.rows]) if comparable is not None
                   else np.zeros(len(g.rows)))  # fmt: skip
         beyond = _beyond(right, chance, g.confidence, allowed)
         per_channel.append((g, hits, float(chance.sum()), beyond, right, chance))

@@ -52,6 +52,15 @@ def codes(s: pl.Series) -> tuple[np.ndarray, int]:
         s = s.fill_nan(None)
     if s.dtype.is_nested() or s.dtype == pl.Object:
         s = s.cast(pl.String, strict=False) if not s.dtype.is_nested() else s.hash()
+    if s.dtype in (pl.String, pl.Categorical) or isinstance(s.dtype, pl.Enum):
+        # texts: their category numbers, made dense (faster than sorting the texts)
+        physical = s.cast(pl.Categorical).to_physical()
+        missing = physical.is_null().to_numpy()
+        values = physical.fill_null(0).to_numpy()
+        kept = np.unique(values[~missing]) if (~missing).any() else np.zeros(0, values.dtype)
+        out = np.searchsorted(kept, values).astype(np.int64)
+        out[missing] = -1
+        return out, len(kept)
     ranked = s.rank("dense").fill_null(0).cast(pl.Int64).to_numpy() - 1
     n = int(ranked.max()) + 1 if len(ranked) else 0
     return ranked, n

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sdckit.release._encode import as_text
+from sdckit.release._encode import codes
 
 __all__ = ["ReleaseRisk", "released_risk"]
 
@@ -70,8 +70,7 @@ class ReleaseRisk:
 def _codes_of(frame: pl.DataFrame, columns: Sequence[str]) -> np.ndarray:
     out = np.empty((frame.height, len(columns)), dtype=np.int64)
     for j, col in enumerate(columns):
-        text = as_text(frame.get_column(col))
-        out[:, j] = text.rank("dense").fill_null(0).cast(pl.Int64).to_numpy() - 1
+        out[:, j] = codes(frame.get_column(col))[0]
     return out
 
 

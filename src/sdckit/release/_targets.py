@@ -193,41 +193,50 @@ def numeric_target(
     return NumericTarget(name, household_level, rel, orig, perturbed, suppressed)
 
 
-def constant_within(groups: np.ndarray, values: pl.Series) -> bool:
-    """Whether ``values`` is the same for every member of each group (missing counted)."""
-    frame = pl.DataFrame({"g": groups, "v": as_text(values)})
-    per = frame.group_by("g").agg(pl.col("v").n_unique().alias("u"))
-    return bool((per.get_column("u") <= 1).all())
+class GroupIndex:
+    """Records sorted by group once, to test many columns for being constant within groups
+    (a value missing for all members counts as the same; missing for some does not)."""
+
+    def __init__(self, groups: np.ndarray) -> None:
+        self.groups = groups
+        self.order = np.argsort(groups, kind="stable")
+        g = groups[self.order]
+        self.starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
+
+    def constant(self, values: pl.Series) -> bool:
+        from sdckit.release._encode import codes
+
+        if len(self.order) == 0:
+            return True
+        v, _ = codes(values)
+        v = v[self.order]
+        low = np.minimum.reduceat(v, self.starts)
+        return bool(np.all(low == np.maximum.reduceat(v, self.starts)))
 
 
 def member_counts(groups: np.ndarray) -> np.ndarray:
-    """Number of records in each record's group."""
-    _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
-    return counts[inverse]
+    """Number of records in each record's group (groups: codes >= 0)."""
+    counts = np.bincount(np.maximum(groups, 0))
+    return counts[np.maximum(groups, 0)]
 
 
 def is_size_of(groups: np.ndarray, values: pl.Series) -> bool:
     """Whether ``values`` equals the number of members of each group (a household size)."""
-    s = values
-    if not (s.dtype.is_numeric() or s.dtype == pl.String):
+    if not (values.dtype.is_numeric() or values.dtype == pl.String):
         return False
-    counts = pl.Series(member_counts(groups)).cast(pl.String)
-    text = as_text(s)
-    kept = text.is_not_null()
-    if kept.sum() == 0:
-        return False
-    return bool((text.filter(kept) == counts.filter(kept)).all())
+    number = (values.cast(pl.Float64, strict=False) if values.dtype == pl.String
+              else values.cast(pl.Float64)).fill_nan(None)  # fmt: skip
+    shown = number.is_not_null().to_numpy()
+    if not shown.any() or values.drop_nulls().len() > int(shown.sum()):
+        return False  # no number, or some values are not numbers
+    sizes = member_counts(groups).astype(np.float64)
+    return bool(np.all(number.to_numpy()[shown] == sizes[shown]))
 
 
 def household_columns(
-    households: np.ndarray, frame: pl.DataFrame, columns: Sequence[str]
+    households: GroupIndex, frame: pl.DataFrame, columns: Sequence[str]
 ) -> list[str]:
     """The columns of ``frame`` that are constant within the households and vary among them."""
-    out = []
-    for c in columns:
-        s = frame.get_column(c)
-        if s.n_unique() < 2:
-            continue
-        if constant_within(households, s):
-            out.append(c)
-    return out
+    return [
+        c for c in columns if frame.get_column(c).n_unique() >= 2 and households.constant(frame[c])
+    ]

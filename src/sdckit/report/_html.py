@@ -414,26 +414,36 @@ def _ru_context(ru_map: Any) -> dict[str, Any]:
     return {"rows": rows, "notes": notes, "columns": columns, "table": table, "best": best}
 
 
-def _release_context(release: Any, kind: str) -> dict[str, Any] | None:
+def _release_context(release: Any, kind: str, session: Any = None) -> dict[str, Any] | None:
     if release is None:
         return None
     check = release.check
     counts = check.counts()
+    k_part = f"{counts['k_violations']} records break {check.k}-anonymity, " if check.k else ""
     sentence = (
-        f"{counts['k_violations']} records break the k-anonymity target, "
-        f"{counts['recoverable_values']} protected values can be read back from other released "
-        f"columns or from the household, and {counts['identifiers']} direct identifiers are in "
-        "the file."
+        f"{k_part}{counts['recoverable_values']} protected values can be got back from the "
+        f"released columns, its record order or its households beyond chance, "
+        f"{counts['perturbed_values']} perturbed numbers can be estimated more closely, and "
+        f"{counts['identifiers']} identifiers are in the file."
     )
     if kind == "external":
         return {"sentence": sentence}
     rows = [(label, _format_measure(value, label)) for label, value in check.summary().rows]
-    findings = check.to_frame().select("check", "column", "target", "count", "how")
+    findings = check.to_frame().select("check", "column", "target", "count", "chance", "how",
+                                       "fix")  # fmt: skip
+    attacks = check.attacks_frame().with_columns(pl.col("chance").round(1))
+    reconcile = []
+    if session is not None:
+        original = session.original
+        reconcile = check.reconcile(original.keys, session.figures, original.household is not None)
     return {
         "ok": check.ok,
         "refusal": release.refusal(),
         "rows": rows,
+        "target": check.target_lines(),
+        "reconcile": reconcile,
         "findings": _table(findings),
+        "attacks": _table(attacks),
         "roles": list(release.roles.items()),
         "sentence": sentence,
     }
@@ -591,7 +601,7 @@ def render_report(
         context.update(_internal_context(session, ru_map, target, plots))
     else:
         context.update(_external_context(session))
-    context["release"] = _release_context(release, kind)
+    context["release"] = _release_context(release, kind, session)
     return _environment().get_template("report.html.j2").render(**context)
 
 
