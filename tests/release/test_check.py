@@ -297,3 +297,27 @@ def test_brute_force_household_recount_on_a_census(census: pl.DataFrame) -> None
     )  # fmt: skip
     assert counted == brute > 0
     assert res.check.household_values <= with_id.check.household_values
+
+
+def test_a_top_coded_household_size_comes_back_by_counting_members() -> None:
+    from sdckit.datasets import generate_household_survey
+
+    df = generate_household_survey(600, seed=2).drop("person_id", "remark", "date_of_birth")
+    md = Microdata(df, keys=["region", "household_size", "sex"], household="hh_id",
+                   household_level=["region", "household_size"])  # fmt: skip
+    top = {str(s): str(s) if s < 6 else "6+" for s in range(1, 20)}
+    coded = GlobalRecoding(mapping={"household_size": top}).apply(md).microdata
+    large = int((df["household_size"] >= 6).sum())
+    plan = ReleasePlan(keep=["hh_id", "region", "household_size", "sex"])
+    out = release(md, coded, plan, target=ReleaseTarget(k=2), seed=1)
+    (attack,) = [a for a in out.check.attacks if a.target == "household_size"]
+    # "6+" hides nothing: the released household id counts the members of every one of them
+    assert (attack.kind, attack.protected, attack.got_back) == ("recoded", large, large)
+    finding = next(f for f in out.check.findings if f.target == "household_size")
+    assert finding.column == "hh_id" and "counting" in finding.how
+    assert 'household_id = "drop"' in finding.fix_job()
+    # without the household id nothing comes back (the members are not linked)
+    alone = release(md, coded, ReleasePlan(keep=["region", "household_size", "sex"],
+                                           household_id="drop"),
+                    target=ReleaseTarget(k=2), seed=1)  # fmt: skip
+    assert not [f for f in alone.check.findings if f.target == "household_size"]

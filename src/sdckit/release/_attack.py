@@ -184,26 +184,36 @@ def neighbour_guesses(t: CategoricalTarget, o: Ordering, confidence: float) -> G
     )
 
 
-def count_guesses(t: CategoricalTarget, g: Grouping, confidence: float) -> Guesses:
-    """A household size guessed as the number of records in the record's group."""
+def count_guesses(
+    t: CategoricalTarget, g: Grouping, confidence: float, *, fine: bool = False
+) -> Guesses:
+    """A household size guessed as the number of records in the record's group (for a
+    suppressed size, and for a recoded one: "6+" hides nothing the members do not show)."""
     if g.rows is not None or not t.is_size or not t.present:
-        return _empty("counting", g.label, g.column)
+        return _empty("counting", g.label, g.column, fine=fine)
     used = g.codes >= 0
     size = np.where(used, member_counts(np.where(used, g.codes, -1)), 0)
     text_code = {text: i for i, text in enumerate(t.label_text)}
     guess = np.array([text_code.get(str(s), -1) for s in range(int(size.max()) + 1)])[size]
-    shown = used & (t.labels >= 0) & ~t.learn
+    # learnt where the shown size is a number (a band such as "6+" says only that it is large)
+    exact = np.array([text.strip().isdigit() for text in t.label_text] + [False])
+    shown = used & (t.labels >= 0) & ~t.learn & exact[t.labels]
     if shown.sum() < 2:
-        return _empty("counting", g.label, g.column)
+        return _empty("counting", g.label, g.column, fine=fine)
     right = int(np.count_nonzero(guess[shown] == t.labels[shown]))
     reliability = (right + 1.0) / (shown.sum() + 2.0)
-    cells = t.learn & used & (guess >= 0)
+    if fine:
+        # the exact size behind a band: the count, in the original's codes
+        text = [str(s) for s in range(int(size.max()) + 1)]
+        fine_code = {v: c for v, c in zip(t.fine_text, range(len(t.fine_text)), strict=True)}
+        guess = np.array([fine_code.get(v, -1) for v in text])[size]
+    cells = (t.fine if fine else t.learn) & used & (guess >= 0)
     if reliability < confidence or not cells.any():
-        return _empty("counting", g.label, g.column)
+        return _empty("counting", g.label, g.column, fine=fine)
     rows = np.flatnonzero(cells)
     return Guesses(
         "counting", g.label, g.column, rows, guess[rows], np.full(len(rows), reliability),
-        household=True,
+        fine=fine, household=True,
     )  # fmt: skip
 
 
@@ -288,10 +298,14 @@ def structure_guesses(
     # a classification: nine records in ten of the channel's large groups lie in pure groups
     # (a district gives its region; a household size that one large household alone has is
     # not a classification of the region)
-    large = v >= MIN_CLASS
-    if v[pure].sum() < 0.9 * v[large].sum():
-        return _empty("structure", g.label, g.column, fine=fine)
+    # (over the groups that hold protected values: the others are pure trivially when the
+    # protection left their values as they were)
     cells = cells_of & (g.codes >= 0)
+    holding = np.zeros(g.n_groups, dtype=bool)
+    holding[g.codes[cells]] = True
+    large = (v >= MIN_CLASS) & holding
+    if not large.any() or v[pure & holding].sum() < 0.9 * v[large].sum():
+        return _empty("structure", g.label, g.column, fine=fine)
     cells[cells] = pure[g.codes[cells]]
     rows = np.flatnonzero(cells)
     return Guesses(

@@ -826,6 +826,8 @@ def _attack_all(
             for g in ctx.channels.groupings:
                 if g.column != t.name:
                     guesses.append(structure_guesses(t, g, t.fine_truth))
+                    if t.is_size:
+                        guesses.append(count_guesses(t, g, gamma, fine=True))
             if t.fine_ordinal is not None:
                 for o in ctx.channels.orderings:
                     if o.column != t.name:

@@ -51,6 +51,7 @@ class CategoricalTarget:
     shown_ordinal: np.ndarray | None  # the leading number of each record's shown truth
     fine: np.ndarray
     fine_truth: np.ndarray  # codes of the original values of every record (-1: missing)
+    fine_text: tuple[str, ...]  # the original value of each of those codes
     fine_ordinal: np.ndarray | None
     n_suppressed: int
     n_perturbed: int
@@ -107,7 +108,7 @@ def categorical_target(
             name=name, present=False, household_level=household_level, is_size=is_size,
             labels=np.full(n, -1, np.int64), label_text=(), learn=np.zeros(n, bool),
             truth=np.full(n, -1, np.int64), shown_truth=np.full(n, -1, np.int64),
-            shown_ordinal=None, fine=fine, fine_truth=fine_codes,
+            shown_ordinal=None, fine=fine, fine_truth=fine_codes, fine_text=_texts(orig),
             fine_ordinal=_ordinal(orig),
             n_suppressed=0, n_perturbed=0,
         )  # fmt: skip
@@ -159,10 +160,16 @@ def categorical_target(
         shown_ordinal=_ordinal(as_shown) if learn.any() else None,
         fine=fine,
         fine_truth=fine_codes,
+        fine_text=_texts(orig),
         fine_ordinal=_ordinal(orig) if fine.any() else None,
         n_suppressed=int(suppressed.sum()),
         n_perturbed=int(perturbed.sum()),
     )
+
+
+def _texts(values: pl.Series) -> tuple[str, ...]:
+    """The distinct texts in the order of their dense codes (``rank("dense")`` of texts)."""
+    return tuple(values.drop_nulls().unique().sort().to_list())
 
 
 def _ordinal(orig: pl.Series) -> np.ndarray | None:
