@@ -205,7 +205,7 @@ def count_guesses(
     if fine:
         # the exact size behind a band: the count, in the original's codes
         text = [str(s) for s in range(int(size.max()) + 1)]
-        fine_code = {v: c for v, c in zip(t.fine_text, range(len(t.fine_text)), strict=True)}
+        fine_code = {v: c for c, v in enumerate(t.fine_text)}
         guess = np.array([fine_code.get(v, -1) for v in text])[size]
     cells = (t.fine if fine else t.learn) & used & (guess >= 0)
     if reliability < confidence or not cells.any():
