@@ -321,3 +321,28 @@ def test_a_top_coded_household_size_comes_back_by_counting_members() -> None:
                                            household_id="drop"),
                     target=ReleaseTarget(k=2), seed=1)  # fmt: skip
     assert not [f for f in alone.check.findings if f.target == "household_size"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), n=st.integers(60, 400), share=st.floats(0.02, 0.3))
+def test_no_channel_no_finding(seed: int, n: int, share: float) -> None:
+    """Values suppressed at random in a file whose columns say nothing about each other:
+    whatever the attackers assert, nothing is given back beyond chance (no false alarm)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    df = pl.DataFrame({
+        "a": rng.choice(["x", "y", "z"], n),
+        "b": rng.choice(["p", "q"], n),
+        "c": rng.choice(["u", "v", "w", "t"], n),
+        "w": rng.lognormal(3.0, 0.5, n).round(0),   # a weight unrelated to everything
+        "note": rng.choice(["ok", "call back", "helpful", None], n),
+        "score": rng.normal(size=n),
+    })  # fmt: skip
+    md = Microdata(df, keys=["a", "b", "c"], numeric=["score"], weight="w")
+    hidden = rng.random(n) < share
+    released = md.with_frame(df.with_columns(pl.when(pl.Series(hidden)).then(None)
+                                             .otherwise(pl.col("a")).alias("a")))  # fmt: skip
+    out = release(md, released, ReleasePlan(keep=["a", "b", "c", "w", "note", "score"]),
+                  target=ReleaseTarget(), seed=seed)  # fmt: skip
+    assert out.check.recoverable_values == 0, out.check.findings
