@@ -346,3 +346,22 @@ def test_no_channel_no_finding(seed: int, n: int, share: float) -> None:
     out = release(md, released, ReleasePlan(keep=["a", "b", "c", "w", "note", "score"]),
                   target=ReleaseTarget(), seed=seed)  # fmt: skip
     assert out.check.recoverable_values == 0, out.check.findings
+
+
+def test_the_check_gives_the_same_verdict_every_time_and_in_any_number_of_threads(
+    census: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.release import _check, _context
+
+    md = Microdata(census, **_roles(household="household_id"))
+    protected = LocalSuppression(k=3, block_inference=False).apply(md).microdata
+    plan = ReleasePlan(drop=["district", "area"])
+    first = release(md, protected, plan, k=3, seed=5).check
+    again = release(md, protected, plan, k=3, seed=5).check
+    monkeypatch.setattr(_context, "THREADS", 1)
+    monkeypatch.setattr(_check, "THREADS", 1)
+    single = release(md, protected, plan, k=3, seed=5).check
+    for other in (again, single):
+        assert other.attacks_frame().equals(first.attacks_frame())
+        assert other.to_frame().equals(first.to_frame())
+    assert first.findings  # the age and the stratum give values back: something to compare

@@ -28,9 +28,10 @@ import polars as pl
 from sdckit.errors import VerificationError
 from sdckit.microdata import Microdata
 from sdckit.release._align import verify_alignment
-from sdckit.release._check import AttackResult, ReleaseCheck, ReleaseTarget, check_release
+from sdckit.release._check import check_release
 from sdckit.release._findings import ReleaseFinding, Remedy
 from sdckit.release._plan import ReleasePlan, new_household_ids
+from sdckit.release._result import AttackResult, ReleaseCheck, ReleaseTarget
 from sdckit.release._risk import ReleaseRisk
 
 __all__ = [

@@ -51,6 +51,8 @@ __all__ = [
 MAX_AVERAGED = 20
 #: Training records of the decision tree (a seeded sample of the records showing the value).
 TREE_SAMPLE = 40_000
+#: Records a channel's reliability is read on, at most (a seeded sample).
+RELIABILITY_SAMPLE = 200_000
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,11 @@ def _best_per_row(
     return rows[sel], values[sel], conf[sel]
 
 
-def group_guesses(t: CategoricalTarget, g: Grouping, confidence: float) -> Guesses:
-    """Guesses from the records sharing a group (see the module docstring)."""
+def group_guesses(
+    t: CategoricalTarget, g: Grouping, confidence: float, sampled: np.ndarray | None = None
+) -> Guesses:
+    """Guesses from the records sharing a group (see the module docstring); the channel's
+    reliability is read on the records ``sampled`` (default: all)."""
     labels = t.labels
     if g.rows is None:
         rows = np.arange(len(labels), dtype=np.int64)
@@ -132,25 +137,35 @@ def group_guesses(t: CategoricalTarget, g: Grouping, confidence: float) -> Guess
         rows, gcodes = g.rows, g.codes
     y = labels[rows]
     shown = (gcodes >= 0) & (y >= 0)
-    if not shown.any():
+    target_rows = t.learn[rows] & (gcodes >= 0)
+    if not shown.any() or not target_rows.any():
         return _empty("groups", g.label, g.column)
-    v, mode, m, same = _tally(gcodes[shown], y[shown], g.n_groups, t.n_labels)
+    # how reliable the channel is: how often two records of one group show the same value
+    # (read on a sample of the records, enough for a share)
+    sample = shown if sampled is None else shown & sampled[rows]
+    v, _, _, same = _tally(gcodes[sample], y[sample], g.n_groups, t.n_labels)
     pairs = float((v * (v - 1.0)).sum())
     reliability = same / pairs if pairs > 0 else 0.0
-    target_rows = t.learn[rows] & (gcodes >= 0)
-    if not target_rows.any():
+    # the modes of the groups that hold protected values only (numbered afresh)
+    wanted = np.zeros(g.n_groups, dtype=bool)
+    wanted[gcodes[target_rows]] = True
+    use = shown & wanted[np.maximum(gcodes, 0)]
+    if not use.any():
         return _empty("groups", g.label, g.column)
+    number = np.cumsum(wanted) - 1  # the new number of each wanted group
+    v, mode, m, _ = _tally(number[gcodes[use]], y[use], int(wanted.sum()), t.n_labels)
     r = rows[target_rows]
-    gg = gcodes[target_rows]
-    vv = v[gg].astype(np.float64)
-    mm = m[gg].astype(np.float64)
+    at = number[gcodes[target_rows]]
+    vv = v[at].astype(np.float64)
+    mm = m[at].astype(np.float64)
+    mode = mode[at]
     own = labels[r]
     self_shown = own >= 0  # a perturbed value is shown in its own record: leave it out
     vv = vv - self_shown
-    mm = mm - (self_shown & (own == mode[gg]))
+    mm = mm - (self_shown & (own == mode))
     conf = (mm + 2.0 * reliability) / (vv + 2.0)
-    ok = (vv >= 1) & (mode[gg] >= 0) & (conf >= confidence)
-    r, val, c = _best_per_row(r[ok], mode[gg][ok], conf[ok])
+    ok = (vv >= 1) & (mode >= 0) & (conf >= confidence)
+    r, val, c = _best_per_row(r[ok], mode[ok], conf[ok])
     return Guesses("groups", g.label, g.column, r, val, c, household=g.household)
 
 

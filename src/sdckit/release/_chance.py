@@ -129,10 +129,11 @@ def tenths(x: np.ndarray) -> np.ndarray | None:
 
 
 def tree_leaves(
-    features: np.ndarray, values: np.ndarray, rows: np.ndarray, seed: int
+    features: np.ndarray, values: np.ndarray, rows: np.ndarray, seed: int, cells: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The leaf of every record in a decision tree grown on half of ``rows`` (predicting
-    ``values`` from ``features``), and the other half (where the shares are read)."""
+    """The leaf of the records in a decision tree grown on half of ``rows`` (predicting
+    ``values`` from ``features``), and the other half (where the shares are read).  Leaves
+    are found for that half and the ``cells`` (the records guessed); -1 for the others."""
     from sklearn.tree import DecisionTreeClassifier
 
     if features.shape[1] == 0 or len(rows) < 4 * MIN_GROUP:
@@ -146,4 +147,7 @@ def tree_leaves(
         return None
     tree = DecisionTreeClassifier(min_samples_leaf=MIN_GROUP, random_state=seed)
     tree.fit(features[grow], values[grow])
-    return tree.apply(features).astype(np.int64), judge
+    leaves = np.full(len(values), -1, dtype=np.int64)
+    needed = np.union1d(judge, cells)
+    leaves[needed] = tree.apply(features[needed])
+    return leaves, judge

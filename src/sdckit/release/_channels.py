@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sdckit.release._encode import as_number, codes, is_missing, joint_codes
+from sdckit.release._encode import CodedFrame, as_number, codes, joint_codes
 
 __all__ = ["Channels", "Grouping", "Ordering", "build_channels"]
 
@@ -179,6 +179,7 @@ def _text_channels(
 
 def build_channels(
     released: pl.DataFrame,
+    coded: CodedFrame,
     *,
     households: np.ndarray | None,
     household_id: str | None,
@@ -191,6 +192,8 @@ def build_channels(
     ----------
     released : polars.DataFrame
         The file as written (record order included).
+    coded : CodedFrame
+        The codes of its columns.
     households : numpy.ndarray or None
         The true household of each record (to choose the household-wide columns only).
     household_id : str or None
@@ -210,9 +213,9 @@ def build_channels(
         dtype = s.dtype
         if dtype.is_nested() or dtype == pl.Object or dtype == pl.Null:
             continue
-        g = _grouping(label, name, s, household=name == household_id)
-        if g is not None:
-            groups.append(g)
+        values, n = coded(name)
+        if n >= 2 or name == household_id:
+            groups.append(Grouping(label, name, values, n, household=name == household_id))
         if dtype.is_numeric():
             _numeric_channels(name, label, as_number(s), groups, orders)
         elif dtype.is_temporal():
@@ -220,18 +223,18 @@ def build_channels(
         elif dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
             _text_channels(name, label, s.cast(pl.String), groups, orders)
     if households is not None and household_columns:
-        groups.extend(_rebuilt_households(released, household_columns, size_column))
+        groups.extend(_rebuilt_households(released, coded, household_columns, size_column))
     return Channels(tuple(groups), tuple(orders))
 
 
 def _rebuilt_households(
-    released: pl.DataFrame, columns: Sequence[str], size_column: str | None
+    released: pl.DataFrame, coded: CodedFrame, columns: Sequence[str], size_column: str | None
 ) -> list[Grouping]:
     """Households rebuilt from the household-wide columns, and from their runs in the order."""
     out: list[Grouping] = []
     parts = []
     for c in columns:
-        cc, _ = codes(released.get_column(c))
+        cc, _ = coded(c)
         parts.append(np.where(cc < 0, np.int64(-2), cc) + 2)  # a missing value is a value here
     vector, n = joint_codes(*parts)
     names = ", ".join(repr(c) for c in columns)
@@ -255,8 +258,3 @@ def _rebuilt_households(
         out.append(Grouping(f"runs of ({names}) in the record order", columns[0], run, n_runs,
                             household=True))  # fmt: skip
     return out
-
-
-def missing_share(s: pl.Series) -> float:
-    """Share of missing values."""
-    return float(is_missing(s).mean()) if len(s) else 0.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-__all__ = ["as_number", "as_text", "codes", "is_missing", "is_temporal", "joint_codes"]
+__all__ = ["CodedFrame", "as_number", "as_text", "codes", "is_missing", "joint_codes"]
 
 
 def is_missing(s: pl.Series) -> np.ndarray:
@@ -16,11 +16,6 @@ def is_missing(s: pl.Series) -> np.ndarray:
     if s.dtype.is_float():
         return s.is_null().to_numpy() | s.is_nan().fill_null(False).to_numpy()
     return s.is_null().to_numpy()
-
-
-def is_temporal(dtype: pl.DataType) -> bool:
-    """Dates and times (compared as numbers by the neighbour attacks)."""
-    return dtype.is_temporal()
 
 
 def as_text(s: pl.Series) -> pl.Series:
@@ -83,3 +78,17 @@ def joint_codes(*columns: np.ndarray) -> tuple[np.ndarray, int]:
         remap[kept] = np.arange(len(kept))
         out = np.where(out >= 0, remap[np.maximum(out, 0)], -1)
     return out, len(kept)
+
+
+class CodedFrame:
+    """The :func:`codes` of a frame's columns, each computed once (a check reads a column's
+    codes for its groups, its risk, its comparable records and its households)."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        self._codes: dict[str, tuple[np.ndarray, int]] = {}
+
+    def __call__(self, name: str) -> tuple[np.ndarray, int]:
+        if name not in self._codes:
+            self._codes[name] = codes(self.frame.get_column(name))
+        return self._codes[name]

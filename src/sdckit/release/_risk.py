@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sdckit.release._encode import codes
+from sdckit.release._encode import CodedFrame
 
 __all__ = ["ReleaseRisk", "released_risk"]
 
@@ -67,10 +67,10 @@ class ReleaseRisk:
         return int(np.count_nonzero(self.fk < k)) if self.keys else 0
 
 
-def _codes_of(frame: pl.DataFrame, columns: Sequence[str]) -> np.ndarray:
-    out = np.empty((frame.height, len(columns)), dtype=np.int64)
+def _codes_of(coded: CodedFrame, columns: Sequence[str]) -> np.ndarray:
+    out = np.empty((coded.frame.height, len(columns)), dtype=np.int64)
     for j, col in enumerate(columns):
-        out[:, j] = codes(frame.get_column(col))[0]
+        out[:, j] = coded(col)[0]
     return out
 
 
@@ -147,7 +147,7 @@ def bf_risk(fk: np.ndarray, Fk: np.ndarray) -> np.ndarray:
 
 
 def released_risk(
-    released: pl.DataFrame,
+    released: CodedFrame,
     keys: Sequence[str],
     weights: np.ndarray | None,
     weight_source: str,
@@ -158,8 +158,8 @@ def released_risk(
 
     Parameters
     ----------
-    released : polars.DataFrame
-        The released file (any record order).
+    released : CodedFrame
+        The released file (any record order), with the codes of its columns.
     keys : sequence of str
         The key variables the intruder knows (present in ``released``).
     weights : numpy.ndarray or None
@@ -171,7 +171,7 @@ def released_risk(
     household_link : str or None
         How the file links them, in words.
     """
-    n = released.height
+    n = released.frame.height
     w = np.ones(n) if weights is None else weights
     intruder = (
         "the intruder knows the released key variables of a person"

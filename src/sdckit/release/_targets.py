@@ -28,7 +28,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.release._chance import Comparable
-from sdckit.release._encode import as_text, is_missing
+from sdckit.release._encode import CodedFrame, as_text, codes, is_missing
 
 __all__ = ["CategoricalTarget", "NumericTarget", "categorical_target", "numeric_target"]
 
@@ -210,12 +210,11 @@ class GroupIndex:
         g = groups[self.order]
         self.starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]]) if len(g) else g
 
-    def constant(self, values: pl.Series) -> bool:
-        from sdckit.release._encode import codes
-
+    def constant(self, values: pl.Series | np.ndarray) -> bool:
+        """Whether ``values`` (a column, or its :func:`codes`) is constant within groups."""
         if len(self.order) == 0:
             return True
-        v, _ = codes(values)
+        v = values if isinstance(values, np.ndarray) else codes(values)[0]
         v = v[self.order]
         low = np.minimum.reduceat(v, self.starts)
         return bool(np.all(low == np.maximum.reduceat(v, self.starts)))
@@ -241,9 +240,13 @@ def is_size_of(groups: np.ndarray, values: pl.Series) -> bool:
 
 
 def household_columns(
-    households: GroupIndex, frame: pl.DataFrame, columns: Sequence[str]
+    households: GroupIndex, coded: CodedFrame, columns: Sequence[str]
 ) -> list[str]:
-    """The columns of ``frame`` that are constant within the households and vary among them."""
-    return [
-        c for c in columns if frame.get_column(c).n_unique() >= 2 and households.constant(frame[c])
-    ]
+    """The columns (of the frame of ``coded``) that are constant within the households and
+    vary among them."""
+    out = []
+    for c in columns:
+        values, n = coded(c)
+        if n >= 2 and households.constant(values):
+            out.append(c)
+    return out
