@@ -12,17 +12,21 @@ reaches the confidence level of the check:
 * **neighbours** (the record order, and the order of every number or date): the nearest
   records before and after show the same value; confidence: how often that is right for the
   records that show their value;
-* **tree**: a scikit-learn decision tree on every released column, trained on the records
-  that show the value; confidence: the Laplace share of the leaf;
+* **tree**: a scikit-learn decision tree on every released column, grown on one half of the
+  records that show the value; confidence: how often its leaf is right on the other half
+  (shrunk towards the most frequent value's share by two records' weight); the column it
+  splits on most is named;
 * **counting**: a household size is the number of records sharing a household (learnt from the
-  records whose size is shown);
+  records whose size is shown as a number; a size recoded to "6+" comes back the same way);
 * **averaging**: a perturbed number estimated by the mean of the released values of its group
-  (household members), or by a regression on another released number.
+  (household members), or by a regression on another released number (learnt on the values
+  that are not piled up at a top or bottom code).
 
-Values never shown in the file (recoded to a band, or withheld) cannot be learnt; the checker,
-which knows the truth, tests whether a classification of another released column (groups of at
-least ten records) or the order of a number or date determines them, as an intruder who knows
-the coding scheme would read them.
+Values never shown in the file (recoded to a band, or withheld), and suppressed values no
+record with the same channel value shows, cannot be learnt; the checker, which knows the
+truth, tests whether a classification of another released column (groups of at least ten
+records, nine in ten of those holding protected values all but 5 % alike) or the order of a
+number or date determines them, as an intruder who knows the coding scheme would read them.
 """
 
 from __future__ import annotations
