@@ -228,16 +228,7 @@ def _risk_panel(
             remedies=(Remedy("protect_keys", None, ", ".join(eff_keys)),),
         ))  # fmt: skip
     met = k_viol == 0
-    measured = {
-        "max_global_risk_pct": (risk.global_risk_pct, "global risk (%)"),
-        "max_expected_reidentifications": (risk.expected_reidentifications,
-                                           "expected re-identifications"),
-        "max_individual_risk": (risk.highest_risk, "highest individual risk"),
-        "max_household_risk_pct": (risk.household_risk_pct, "household risk (%)"),
-        "max_household_expected_reidentifications": (
-            risk.household_expected_reidentifications,
-            "expected re-identifications through households"),
-    }  # fmt: skip
+    measured = risk.measures()
     for name, bound in target.bounds.items():
         value, label = measured[name]
         if value is None:

@@ -11,7 +11,7 @@ import polars as pl
 from sdckit._results import Summary
 from sdckit.errors import ParameterError
 from sdckit.release._findings import ReleaseFinding
-from sdckit.release._risk import ReleaseRisk
+from sdckit.release._risk import BOUNDED, ReleaseRisk
 
 __all__ = ["AttackResult", "ReleaseCheck", "ReleaseTarget"]
 
@@ -230,15 +230,8 @@ class ReleaseCheck:
                 f"{self.k_violations} records below it"
             )
         values = {
-            "max_global_risk_pct": (self.global_risk_pct, "global risk (%)"),
-            "max_expected_reidentifications": (self.expected_reidentifications,
-                                               "expected re-identifications"),
-            "max_individual_risk": (self.highest_risk, "highest individual risk"),
-            "max_household_risk_pct": (self.household_risk_pct, "household risk (%)"),
-            "max_household_expected_reidentifications": (
-                self.household_expected_reidentifications,
-                "expected re-identifications through households"),
-        }  # fmt: skip
+            name: (getattr(self, attribute), label) for name, (attribute, label) in BOUNDED.items()
+        }
         for name, bound in target.bounds.items():
             value, label = values[name]
             if value is None:

@@ -23,7 +23,20 @@ import polars as pl
 
 from sdckit.release._encode import CodedFrame
 
-__all__ = ["ReleaseRisk", "released_risk"]
+__all__ = ["BOUNDED", "ReleaseRisk", "released_risk"]
+
+#: The measures a release target bounds: the bound's name -> (the attribute of
+#: :class:`ReleaseRisk`, its label).
+BOUNDED: dict[str, tuple[str, str]] = {
+    "max_global_risk_pct": ("global_risk_pct", "global risk (%)"),
+    "max_expected_reidentifications": (
+        "expected_reidentifications", "expected re-identifications"),
+    "max_individual_risk": ("highest_risk", "highest individual risk"),
+    "max_household_risk_pct": ("household_risk_pct", "household risk (%)"),
+    "max_household_expected_reidentifications": (
+        "household_expected_reidentifications",
+        "expected re-identifications through households"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -61,6 +74,12 @@ class ReleaseRisk:
     highest_risk: float | None
     household_expected_reidentifications: float | None
     household_risk_pct: float | None
+
+    def measures(self) -> dict[str, tuple[float | None, str]]:
+        """The value and the label of every measure a target bounds, by the bound's name."""
+        return {
+            name: (getattr(self, attribute), label) for name, (attribute, label) in BOUNDED.items()
+        }
 
     def k_violations(self, k: int) -> int:
         """Records whose key combination is shared by fewer than ``k`` records."""
