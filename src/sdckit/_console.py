@@ -35,17 +35,14 @@ def print_job_result(job: Job, result: JobResult, console: Console) -> None:
     if result.release is not None:
         check = result.release.check
         counts = check.counts()
-        k_part = (
-            f"{counts['k_violations']} records below {check.k}-anonymity, " if check.k else ""
-        )
+        k_part = f"{counts['k_violations']} records below {check.k}-anonymity, " if check.k else ""
         console.print(
             "Release check of the file as written: "
             + k_part
             + f"{counts['determined_values']} protected values given back by other columns, "
             f"{counts['household_values']} by the household, "
             f"{counts['perturbed_values']} perturbed numbers estimated more closely, "
-            f"{counts['identifiers']} identifiers"
-            + ("" if check.ok else " (NOT releasable)"),
+            f"{counts['identifiers']} identifiers" + ("" if check.ok else " (NOT releasable)"),
             soft_wrap=True,
         )
         session = result.session

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from sdckit.masking import GlobalRecoding, LocalSuppression, Pram
 from sdckit.ui._app import create_app
 from sdckit.ui._forms import fields_for, parse_fields
-from sdckit.ui._security import COOKIE
+from sdckit.ui._security import COOKIE, csrf_token
 from sdckit.ui._server import UIServer
 from sdckit.ui._tasks import Cancelled, TaskManager, run_in_process
 from sdckit.ui._toml import dumps, same_document
@@ -34,7 +34,9 @@ def client(server: UIServer, **kwargs: object) -> TestClient:
 
 
 def logged_in(server: UIServer) -> TestClient:
-    c = client(server)
+    """A client with the session cookie that sends the session's CSRF token, as the pages'
+    forms do (``test_changes_need_the_pages_csrf_token`` covers a client without it)."""
+    c = client(server, headers={"X-SDCKIT-CSRF": csrf_token(server.token)})
     c.get(f"/?token={server.token}")
     return c
 
@@ -345,3 +347,89 @@ def test_cancelled_exception_is_the_progress_callbacks() -> None:
     with pytest.raises(Cancelled):
         task.progress("a", 0, 1)
     manager.wait(task)
+
+
+# ------------------------------------------------------------------ changes and uploads
+def test_changes_need_the_pages_csrf_token(server: UIServer) -> None:
+    c = client(server)
+    c.get(f"/?token={server.token}")  # the cookie only
+    assert c.post("/open/demo").status_code == 403
+    assert c.post("/open/demo?_csrf=wrong").status_code == 403
+    assert server.workspace.tasks.current is None
+    # every POST form of a page carries the session's token, and it is accepted
+    page = c.get("/open").text
+    csrf = csrf_token(server.token)
+    assert page.count('method="post"') == page.count(f"_csrf={csrf}") >= 3
+    assert server.token not in page and csrf != server.token
+    assert c.post(f"/open/demo?_csrf={csrf}").status_code == 303
+    wait(server)
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:9999", "http://localhost", "null",
+                                    "https://127.0.0.1", "http://evil.example"])  # fmt: skip
+def test_a_change_from_another_origin_is_refused(server: UIServer, origin: str) -> None:
+    c = logged_in(server)
+    assert c.post("/open/demo", headers={"Origin": origin}).status_code == 403
+    referer = origin if origin != "null" else "about:blank"
+    assert c.post("/open/demo", headers={"Referer": referer + "/page"}).status_code == 403
+    assert server.workspace.tasks.current is None
+    assert c.post("/open/demo", headers={"Origin": BASE}).status_code == 303
+    wait(server)
+
+
+def test_a_chunked_upload_over_the_limit_gets_413_and_a_page(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    ws = Workspace(tmp_path)
+    app = create_app(ws, token="t", max_upload_bytes=1000)
+    c = TestClient(app, base_url=BASE, follow_redirects=False)
+    boundary = "xyz"
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            'filename="big.csv"\r\nContent-Type: text/csv\r\n\r\n').encode()  # fmt: skip
+
+    def body():  # type: ignore[no-untyped-def]  # no length: sent in chunks
+        yield head
+        for _ in range(100):
+            yield b"1,2\n" * 100
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    with caplog.at_level("INFO", logger="sdckit.ui"):
+        content_type = f"multipart/form-data; boundary={boundary}"
+        r = c.post("/open/upload?token=t", content=body(), headers={"Content-Type": content_type})
+    assert r.status_code == 413
+    assert r.headers["content-type"].startswith("text/html")
+    assert "1000" not in r.text or "MB" in r.text
+    assert "--max-upload-mb" in r.text and 'id="app"' in r.text
+    assert "Traceback" not in caplog.text
+    assert not any((tmp_path / "input").glob("*.csv")) if (tmp_path / "input").exists() else True
+
+
+def test_an_error_inside_the_interface_is_a_page_not_a_traceback(
+    server: UIServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c = logged_in(server)
+
+    import sdckit.ui._pages_md as pages
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("secret detail")
+
+    monkeypatch.setattr(pages, "_start_open", broken)
+    with caplog.at_level("INFO", logger="sdckit.ui"):
+        r = c.post("/open/demo")
+    assert r.status_code == 500 and "secret detail" not in r.text
+    assert "Reload the page" in r.text
+    assert "Traceback" not in caplog.text and "RuntimeError" in caplog.text
+
+
+def test_an_upload_with_an_earlier_name_keeps_the_earlier_file(server: UIServer) -> None:
+    c = logged_in(server)
+    first = b"a,b\n1,2\n3,4\n"
+    second = b"a,b\n5,6\n7,8\n"
+    for content in (first, second):
+        r = c.post("/open/upload", files={"file": ("data.csv", content, "text/csv")})
+        assert r.status_code == 303
+        wait(server)
+    folder = server.workspace.out_dir / "input"
+    assert (folder / "data.csv").read_bytes() == first
+    assert (folder / "data-2.csv").read_bytes() == second

@@ -133,7 +133,7 @@ def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl
     if "dataset" in spec:
         if spec["dataset"] not in ("demo", "survey"):
             raise ParameterError(
-                "[input] 'dataset' can only be \"demo\" (the bundled census) or \"survey\" (the "
+                '[input] \'dataset\' can only be "demo" (the bundled census) or "survey" (the '
                 "bundled household survey)."
             )
         for key in ("na_values", "numeric_keys"):

@@ -35,7 +35,7 @@ from fastapi.staticfiles import StaticFiles
 
 from sdckit import __version__
 from sdckit.ui._render import redirect, render
-from sdckit.ui._security import COOKIE, BodyTooLarge, SecurityMiddleware
+from sdckit.ui._security import COOKIE, SecurityMiddleware, csrf_token
 from sdckit.ui._tasks import Busy
 from sdckit.ui._workspace import Workspace
 
@@ -92,6 +92,7 @@ def create_app(workspace: Workspace, *, token: str, max_upload_bytes: int = 2 * 
     app.state.ws = workspace
     app.state.plots = PlotCache()
     app.state.token = token
+    app.state.csrf = csrf_token(token)
 
     @app.middleware("http")
     async def token_cookie(request: Request, call_next: Any) -> Response:
@@ -112,10 +113,6 @@ def create_app(workspace: Workspace, *, token: str, max_upload_bytes: int = 2 * 
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["Cache-Control"] = "no-store"
         return response
-
-    @app.exception_handler(BodyTooLarge)
-    async def too_large(request: Request, exc: BodyTooLarge) -> Response:
-        return PlainTextResponse(str(exc), status_code=413)
 
     @app.exception_handler(Busy)
     async def busy(request: Request, exc: Busy) -> Response:

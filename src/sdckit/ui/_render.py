@@ -6,6 +6,7 @@ of :mod:`sdckit.ui._app` share these; the templates are under ``templates/``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
@@ -19,7 +20,16 @@ from sdckit.errors import SdcError
 from sdckit.ui._tasks import Task
 from sdckit.ui._workspace import PRIMARY_ROLES, Workspace
 
-__all__ = ["ENV", "fmt_number", "form_dict", "redirect", "render", "sdc_message", "start_task"]
+__all__ = [
+    "ENV",
+    "fmt_number",
+    "form_dict",
+    "redirect",
+    "render",
+    "sdc_message",
+    "start_task",
+    "with_csrf",
+]
 
 NAV = (
     ("open", "/open", "1. Open"),
@@ -89,7 +99,31 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
         page=context.pop("page", ""),
         **context,
     )
-    return HTMLResponse(html, status_code=status)
+    return HTMLResponse(with_csrf(html, request.app.state.csrf), status_code=status)
+
+
+_POST_FORM = re.compile(r"<form\b[^>]*>", re.IGNORECASE)
+_ACTION = re.compile(r'\baction="([^"]*)"')
+
+
+def with_csrf(html: str, csrf: str) -> str:
+    """Every POST form of ``html`` with the page's CSRF token in its action
+    (``?_csrf=...``), which :class:`~sdckit.ui._security.SecurityMiddleware` asks of every
+    change made with the session cookie (a page of another site cannot read it)."""
+
+    def tag(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if not re.search(r'method="post"', text, re.IGNORECASE):
+            return text
+
+        def action(m: re.Match[str]) -> str:
+            url = m.group(1)
+            sep = "&amp;" if "?" in url else "?"
+            return f'action="{url}{sep}_csrf={csrf}"'
+
+        return _ACTION.sub(action, text, count=1)
+
+    return _POST_FORM.sub(tag, html)
 
 
 def redirect(url: str) -> RedirectResponse:

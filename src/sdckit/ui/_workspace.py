@@ -221,13 +221,19 @@ class Workspace:
             self.title = f"Protection of {source.name}"
 
     def save_upload(self, filename: str, chunks: Any) -> Path:
-        """Store an uploaded file under ``out_dir/input`` and return its path."""
+        """Store an uploaded file under ``out_dir/input`` (under a name no earlier upload has:
+        ``data-2.csv`` after ``data.csv``) and return its path."""
         name = Path(filename or "upload").name
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "upload"
         folder = self.out_dir / "input"
         folder.mkdir(parents=True, exist_ok=True)
-        target = folder / name
-        with open(target, "wb") as out:
+        # an earlier upload of the same name stays (a job exported from it still reads it)
+        stem, suffix = Path(name).stem, Path(name).suffix
+        target, n = folder / name, 1
+        while target.exists():
+            n += 1
+            target = folder / f"{stem}-{n}{suffix}"
+        with open(target, "xb") as out:
             shutil.copyfileobj(chunks, out, length=1 << 20)
         return target
 
