@@ -72,7 +72,8 @@ def test_demo_job_validates_once_and_counts_frequencies_once_per_state(
     # reports and the R-U map's original point read the session's assessments
     assert tables == 1 + len(job.steps) + ru_runs
     assert stages["Protection steps"] == (6, 6)
-    assert stages["R-U map"] == (1 + ru_runs, 1 + ru_runs)
+    # the R-U map: the original, the current state (the candidates are applied to it), the runs
+    assert stages["R-U map"] == (2 + ru_runs, 2 + ru_runs)
     assert stages["Writing outputs"] == (3, 3)
     assert result.target_met is True
     assert result.risk.smallest_class == 3

@@ -15,7 +15,7 @@ that shows it: the target check of a job, the reports, the command line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,25 @@ from sdckit.release import Release, ReleasePlan, ReleaseTarget
 from sdckit.risk.assessment import DEFAULT_KS, RiskAssessment, assess_risk
 from sdckit.utility.assessment import UtilityAssessment, assess_utility
 
-__all__ = ["Session", "Step", "assess", "release_map"]
+__all__ = ["Progress", "Session", "Step", "assess", "release_map"]
+
+#: ``progress(stage, done, total)``: how the work reports how far it is.
+Progress = Callable[[str, int, int], Any]
+
+
+def _strata_progress(method: ProtectionMethod, progress: Progress) -> dict[str, Any]:
+    """The ``progress=`` call argument of a method whose ``apply`` takes one (the methods that
+    work within strata report ``(done, total)`` strata), as a stage of ``progress``."""
+    import inspect
+
+    if "progress" not in inspect.signature(method.apply).parameters:
+        return {}
+    stage = f"{method.name}: strata"
+
+    def strata(done: int, total: int) -> None:
+        progress(stage, done, total)
+
+    return {"progress": strata}
 
 
 def assess(
@@ -162,31 +180,60 @@ class Session:
         """Figures of the current file (those of the original before any step)."""
         return self._history[-1].figures if self._history else self.initial_figures
 
-    def apply(self, method: ProtectionMethod) -> Step:
-        """Apply ``method`` to the current file, assess the result and record the step."""
+    def apply(self, method: ProtectionMethod, progress: Progress | None = None) -> Step:
+        """Apply ``method`` to the current file, assess the result and record the step.
+
+        Parameters
+        ----------
+        method : ProtectionMethod
+        progress : callable, optional
+            ``progress(stage, done, total)``, called between the method, the risk assessment
+            and the loss assessment (``total`` 3), and after each stratum of a method that
+            works within strata (stage ``"<method>: strata"``).  It may raise to stop the
+            step: nothing is recorded then.
+        """
         if not isinstance(method, ProtectionMethod):
             raise ParameterError(
                 "Session.apply takes a protection method such as LocalSuppression(k=3)."
             )
-        result = method.apply(self.current)
+        if progress is None:
+            result = method.apply(self.current)
+        else:
+            progress(f"Applying {method.name}", 0, 3)
+            result = method.apply(self.current, **_strata_progress(method, progress))
+            progress("Assessing the disclosure risk", 1, 3)
+        risk = assess_risk(result.microdata, ks=self._ks)
+        if progress is not None:
+            progress("Assessing the information loss", 2, 3)
+        utility = assess_utility(self._original, result.microdata)
         step = Step(
             number=len(self._history) + 1,
             method=result.method,
             params=result.params,
             changed=dict(result.changed),
             n_changed_records=result.n_changed_records,
-            risk=assess_risk(result.microdata, ks=self._ks),
-            utility=assess_utility(self._original, result.microdata),
+            risk=risk,
+            utility=utility,
             result=result,
         )
         self._history.append(step)
+        if progress is not None:
+            progress("Recording the step", 3, 3)
         return step
 
     def undo(self) -> Step:
-        """Remove the last step and return it."""
+        """Remove the last step and return it (:meth:`redo` puts it back)."""
         if not self._history:
             raise ParameterError("There is no step to undo.")
         return self._history.pop()
+
+    def redo(self, step: Step) -> Step:
+        """Put back ``step``, the last one :meth:`undo` removed (the state before it is the
+        same, so nothing is computed again)."""
+        if step.number != len(self._history) + 1:
+            raise ParameterError("Only the last undone step can be redone.")
+        self._history.append(step)
+        return step
 
     def to_frame(self) -> pl.DataFrame:
         """One row per state: the original (step 0) and every step, with its figures."""

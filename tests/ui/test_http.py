@@ -12,13 +12,13 @@ import polars as pl
 import pytest
 from fastapi.testclient import TestClient
 
+from sdckit.jobs.toml_writer import dumps, same_document
 from sdckit.masking import GlobalRecoding, LocalSuppression, Pram
 from sdckit.ui._app import create_app
 from sdckit.ui._forms import fields_for, parse_fields
 from sdckit.ui._security import COOKIE, csrf_token
 from sdckit.ui._server import UIServer
 from sdckit.ui._tasks import Cancelled, TaskManager, run_in_process
-from sdckit.ui._toml import dumps, same_document
 from sdckit.ui._workspace import Workspace
 
 BASE = "http://127.0.0.1"

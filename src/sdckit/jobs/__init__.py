@@ -2,9 +2,11 @@
 
 A job file (TOML, ``docs/job-files.md``) names the input and its roles, the steps and their
 parameters, a risk target, an R-U map and the outputs.  :func:`load_job` validates all of it
-against the methods' declared constraints before any work; :func:`run_job` runs it with a
-progress callback and returns a :class:`JobResult`.  The command line (``sdckit protect``,
-``sdckit table``), the demo and a browser interface all drive these functions.
+against the methods' declared constraints before any work; :class:`Runner` holds the state of
+a protection and changes it one step at a time (built from a job or from objects; undo, redo,
+the release, the R-U map, the outputs and the job file of the state); :func:`run_job` is a loop
+over it with a progress callback and returns a :class:`JobResult`.  The command line
+(``sdckit protect``, ``sdckit table``), the demo and a browser interface all drive these.
 
 Examples
 --------
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sdckit.jobs.load import CandidateSpec, Job, RUMapSpec, StepSpec, load_job
     from sdckit.jobs.run import JobResult, Progress, run_job
+    from sdckit.jobs.runner import Outputs, Runner
     from sdckit.jobs.tables import (
         TableJob,
         TableJobResult,
@@ -42,6 +45,8 @@ _WHERE = {
     "JobResult": "run",
     "Progress": "run",
     "run_job": "run",
+    "Outputs": "runner",
+    "Runner": "runner",
     "TableJob": "tables",
     "TableJobResult": "tables",
     "load_table_job": "tables",
@@ -67,9 +72,11 @@ __all__ = [
     "CandidateSpec",
     "Job",
     "JobResult",
+    "Outputs",
     "Progress",
     "RUMapSpec",
     "RiskTarget",
+    "Runner",
     "StepSpec",
     "TableJob",
     "TableJobResult",

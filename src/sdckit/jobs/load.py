@@ -21,12 +21,12 @@ from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
-from sdckit.jobs.target import RiskTarget, parse_target
+from sdckit.jobs.target import parse_target
 from sdckit.microdata import Microdata
 from sdckit.protection import ProtectionMethod, snake_name
-from sdckit.release import ReleasePlan
+from sdckit.release import ReleasePlan, ReleaseTarget
 
-__all__ = ["CandidateSpec", "Job", "RUMapSpec", "StepSpec", "load_job"]
+__all__ = ["CandidateSpec", "Job", "RUMapSpec", "StepSpec", "load_job", "read_microdata"]
 
 _SECTIONS = {"seed", "title", "input", "roles", "steps", "target", "output", "ru_map"}
 _ROLES = {
@@ -97,7 +97,7 @@ class Job:
     microdata: Microdata
     input_name: str
     steps: tuple[StepSpec, ...]
-    target: RiskTarget | None
+    target: ReleaseTarget | None
     output_data: Path | None
     report_internal: Path | None
     report_external: Path | None
@@ -106,6 +106,9 @@ class Job:
     plots: bool = True
     release_plan: ReleasePlan = field(default_factory=ReleasePlan)
     notes: list[str] = field(default_factory=list)
+    #: The job's ``[input]`` (its file as an absolute path), ``[roles]`` and ``[ru_map]``
+    #: tables as read: what :meth:`sdckit.jobs.Runner.to_toml` writes back.
+    tables: dict[str, Any] = field(default_factory=dict)
 
     @property
     def data(self) -> pl.DataFrame:
@@ -215,6 +218,20 @@ def _with_detected_household_level(md: Microdata, detect: bool) -> tuple[Microda
         "Set [roles] detect_household_level = false to treat them per person."
     )
     return md, [note]
+
+
+def read_microdata(
+    input_spec: dict[str, Any], roles_spec: dict[str, Any], base: Path = Path(".")
+) -> tuple[Microdata, str, list[str]]:
+    """The input of a job with these ``[input]`` and ``[roles]`` tables, read and given its
+    roles exactly as :func:`load_job` does (CSV codes as text, household-wide variables
+    detected), with its name and the notes on what was detected.
+    """
+    frame, input_name = _read_input(base, dict(input_spec), roles_spec)
+    roles_spec = table_of(roles_spec, "roles")
+    md = Microdata(frame, **_roles(roles_spec))
+    md, notes = _with_detected_household_level(md, _detect_household_level(roles_spec))
+    return md, input_name, notes
 
 
 def _roles(spec: dict[str, Any]) -> dict[str, Any]:
@@ -459,11 +476,9 @@ def load_job(
     for p in (output_data, internal, external):
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
-    frame, input_name = _read_input(base, input_spec, spec.get("roles"))
     roles_spec = table_of(spec.get("roles"), "roles")
-    roles = _roles(roles_spec)
-    md = Microdata(frame, **roles)
-    md, notes = _with_detected_household_level(md, _detect_household_level(roles_spec))
+    md, input_name, notes = read_microdata(input_spec, roles_spec, base)
+    frame = md.frame
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
@@ -494,4 +509,15 @@ def load_job(
         plots=output_spec.get("plots", True),
         release_plan=plan,
         notes=notes,
+        tables=_tables_of(base, input_spec, roles_spec, spec.get("ru_map")),
     )
+
+
+def _tables_of(
+    base: Path, input_spec: dict[str, Any], roles_spec: dict[str, Any], ru: Any
+) -> dict[str, Any]:
+    """The tables a runner writes back (the input file made absolute)."""
+    input_table = dict(input_spec)
+    if "file" in input_table:
+        input_table["file"] = str(path_of(base, input_table["file"], "input file").resolve())
+    return {"input": input_table, "roles": dict(roles_spec), "ru_map": ru}

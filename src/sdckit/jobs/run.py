@@ -1,4 +1,4 @@
-"""Running a validated protection job: the steps, the target, the R-U map and the outputs.
+"""Running a validated protection job: a loop over :class:`sdckit.jobs.Runner`.
 
 :func:`run_job` reports its progress to a callback ``progress(stage, done, total)`` (the command
 line passes a rich progress bar, the Python API nothing, a browser interface its own), and
@@ -8,16 +8,13 @@ by the target check, the R-U map's original point and the reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from sdckit.jobs.load import Job
-from sdckit.masking import strata_progress
-from sdckit.microdata import Microdata
 from sdckit.release import Release
-from sdckit.risk.assessment import RiskAssessment, assess_risk
+from sdckit.risk.assessment import RiskAssessment
 from sdckit.session import Session
 
 __all__ = ["SUMMARY_FIGURES", "JobResult", "Progress", "release_seed", "run_job"]
@@ -89,68 +86,11 @@ class JobResult:
         return [(key, before.get(key, ""), after[key]) for key in SUMMARY_FIGURES if key in after]
 
 
-def _risk_measure(name: str, session: Session) -> Callable[[Microdata, Microdata], float]:
-    """The R-U map's risk measure, reading the session's assessments where it can."""
-    from sdckit.utility.rumap import risk_measure
-
-    fallback = risk_measure(name)
-    from_assessment: dict[str, Callable[[RiskAssessment], float]] = {
-        "global_risk": lambda a: float(a.global_risk or 0.0),
-        "expected_reidentifications": lambda a: float(a.expected_reidentifications or 0.0),
-        "sample_uniques": lambda a: float(a.sample_uniques or 0),
-        "k2_violations": lambda a: float(a.k_violations(2)),
-        "k3_violations": lambda a: float(a.k_violations(3)),
-        "k5_violations": lambda a: float(a.k_violations(5)),
-    }
-    if name not in from_assessment:
-        return fallback
-    read = from_assessment[name]
-
-    def measure(original: Microdata, protected: Microdata) -> float:
-        if protected is session.original:
-            return read(session.initial_risk)
-        if not protected.keys:
-            return fallback(original, protected)
-        return read(assess_risk(protected, include_household=False, include_diversity=False))
-
-    measure.__name__ = name
-    return measure
-
-
-def _run_ru_map(job: Job, session: Session, progress: Progress) -> Any:
-    from sdckit.utility.rumap import ru_map
-
-    spec = job.ru_map
-    if spec is None:
-        return None
-    runs = 1 + sum(len(spec.seeds) if c.method.stochastic else 1 for c in spec.candidates)
-    done = 0
-    measure = _risk_measure(spec.risk, session)
-
-    def counted(original: Microdata, protected: Microdata) -> float:
-        nonlocal done
-        value = measure(original, protected)
-        done += 1
-        progress("R-U map", done, runs)
-        return value
-
-    counted.__name__ = spec.risk
-    progress("R-U map", 0, runs)
-    return ru_map(
-        session.original,
-        [(c.label, c.method) for c in spec.candidates],
-        risk=counted,
-        loss=spec.loss,
-        seeds=spec.seeds,
-        max_risk=spec.max_risk,
-    )
-
-
 def release_seed(job: Job) -> Any:
-    """The seed of the new household ids: derived from the job's seed (fresh without one)."""
-    import numpy as np
+    """The seed of the new household ids and the record order of ``job``'s release."""
+    from sdckit.jobs.runner import seed_of_release
 
-    return None if job.seed is None else np.random.default_rng((job.seed, 0x5DC))
+    return seed_of_release(job.seed)
 
 
 def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -> JobResult:
@@ -173,70 +113,20 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
         an attacker could read back; otherwise only the internal report is written and
         ``refusal`` says why.
     """
-    from sdckit.release import ReleaseTarget, release
-    from sdckit.report import write_report
+    from sdckit.jobs.runner import Runner
 
     report = progress or _no_progress
-    written: list[Path] = []
     report("Assessing the input", 0, 1)
-    session = Session(job.microdata)
+    runner = Runner.from_job(job)
     report("Assessing the input", 1, 1)
-    n = len(job.steps)
-    report("Protection steps", 0, n)
-    for i, spec in enumerate(job.steps, start=1):
-        stage = f"Step {i}: strata"
-
-        def over_strata(done: int, total: int, stage: str = stage) -> None:
-            report(stage, done, total)
-
-        with strata_progress(over_strata):  # methods working within strata report each one
-            session.apply(spec.method)
-        report("Protection steps", i, n)
-    ru = _run_ru_map(job, session, report)
-    release_target = job.target if job.target is not None else ReleaseTarget.default()
-    report("Release check", 0, 1)
-    released = release(
-        session.original, session.current, job.release_plan, target=release_target,
-        seed=release_seed(job),
-    )  # fmt: skip
-    report("Release check", 1, 1)
-    check = released.check
-    met = bool(check.target_met and check.k_violations == 0)
-    lines = check.target_lines()
-    if job.target is None:
-        described = release_target.describe()
-        lines.insert(0, f"The job gives no [target]: the default target ({described}).")
+    runner.apply_job_steps(report)
+    ru = runner.ru_map(report)
+    released = runner.release(report)
+    written: list[Path] = []
     refusal = released.refusal()
-    result = JobResult(session, ru, met, lines, written, released, refusal, release_target)
-    if not write:
-        return result
-    target = (release_target.describe(), met)
-    outputs = [p for p in (job.output_data, job.report_internal, job.report_external) if p]
-    total, done = len(outputs), 0
-    report("Writing outputs", 0, total)
-    if job.report_internal is not None:
-        job.report_internal.parent.mkdir(parents=True, exist_ok=True)
-        write_report(
-            session, job.report_internal, kind="internal", ru_map=ru, title=job.title,
-            target=target, plots=job.plots, release=released,
-        )  # fmt: skip
-        written.append(job.report_internal)
-        done += 1
-        report("Writing outputs", done, total)
-    if refusal is None:
-        if job.output_data is not None:
-            job.output_data.parent.mkdir(parents=True, exist_ok=True)
-            released.write(job.output_data)
-            written.append(job.output_data)
-            done += 1
-            report("Writing outputs", done, total)
-        if job.report_external is not None:
-            job.report_external.parent.mkdir(parents=True, exist_ok=True)
-            write_report(
-                session, job.report_external, kind="external", title=job.title,
-                release=released,
-            )  # fmt: skip
-            written.append(job.report_external)
-            done += 1
-            report("Writing outputs", done, total)
-    return result
+    if write:
+        written, refusal = runner.write(progress=report)
+    return JobResult(
+        runner.session, ru, runner.target_met(), runner.target_lines(), written, released,
+        refusal, runner.release_target,
+    )  # fmt: skip

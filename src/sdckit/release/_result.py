@@ -82,6 +82,63 @@ class ReleaseTarget:
         parts += [words[n].format(v) for n, v in self.bounds.items()]
         return ", ".join(parts) or "no bound"
 
+    @property
+    def needs_household(self) -> bool:
+        """Whether a household bound is given (the file then needs a household id)."""
+        return (
+            self.max_household_risk_pct is not None
+            or self.max_household_expected_reidentifications is not None
+        )
+
+    def check(self, risk: Any) -> tuple[bool, list[str]]:
+        """Whether an assessed file meets the target, and one line per bound.
+
+        The check of one state of a protection (a step), on its risk assessment; the release
+        check (:func:`sdckit.release.release`) checks the released file itself.
+
+        Parameters
+        ----------
+        risk : RiskAssessment or Microdata
+            The assessment of the protected file (a Microdata is assessed first).
+        """
+        from sdckit.microdata import Microdata
+        from sdckit.risk.assessment import assess_risk
+
+        if isinstance(risk, Microdata):
+            risk = assess_risk(risk)
+        lines: list[str] = []
+        ok = True
+        if self.k is not None:
+            reached = risk.smallest_class
+            met = reached is not None and reached >= self.k
+            ok &= met
+            lines.append(f"k-anonymity: smallest class {reached} (target {self.k})")
+        checks: list[tuple[float | None, float | None, str]] = [
+            (self.max_global_risk_pct, risk.global_risk_pct, "global risk (%)"),
+            (
+                self.max_expected_reidentifications,
+                risk.expected_reidentifications,
+                "expected re-identifications",
+            ),
+            (self.max_individual_risk, risk.highest_risk, "highest individual risk"),
+            (self.max_household_risk_pct, risk.household_risk_pct, "household risk (%)"),
+            (
+                self.max_household_expected_reidentifications,
+                risk.household_expected_reidentifications,
+                "expected re-identifications through households",
+            ),
+        ]
+        for bound, value, label in checks:
+            if bound is None:
+                continue
+            if value is None:
+                ok = False
+                lines.append(f"{label}: not measured (target <= {bound:g})")
+                continue
+            ok &= bool(value <= bound)
+            lines.append(f"{label}: {value:.6g} (target <= {bound:g})")
+        return ok, lines
+
 
 @dataclass(frozen=True)
 class AttackResult:

@@ -376,7 +376,7 @@ def _ru_context(ru_map: Any) -> dict[str, Any]:
     risk_label, rf = measure_display(ru_map.risk_name)
     loss_label, lf = measure_display(ru_map.loss_name)
     points, best = ru_map.to_frame(), ru_map.best
-    candidates = points.filter(pl.col("candidate") != "original")
+    candidates = points.filter(~pl.col("candidate").is_in(["original", "current"]))
     rows: list[tuple[str, str]] = [
         ("candidates", format_value(candidates.height)),
         ("on the Pareto front", format_value(int(candidates["pareto"].sum()))),

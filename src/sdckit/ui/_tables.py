@@ -20,8 +20,8 @@ import numpy as np
 
 import sdckit.jobs.sections as _jobs
 from sdckit.errors import ParameterError
+from sdckit.jobs.toml_writer import dumps, same_document
 from sdckit.ui._tasks import run_in_process
-from sdckit.ui._toml import dumps, same_document
 
 __all__ = ["TableState", "parse_hierarchy"]
 

@@ -24,12 +24,12 @@ import polars as pl
 
 import sdckit.jobs.sections as _jobs
 from sdckit.errors import DataError, ParameterError, SdcError
+from sdckit.jobs.toml_writer import dumps, same_document
 from sdckit.microdata import Microdata
 from sdckit.protection import registry
 from sdckit.ui._session import UISession
 from sdckit.ui._tables import TableState
 from sdckit.ui._tasks import Cancelled, TaskManager, run_in_process
-from sdckit.ui._toml import dumps, same_document
 
 __all__ = ["PRIMARY_ROLES", "ColumnInfo", "Source", "Workspace"]
 

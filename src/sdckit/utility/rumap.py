@@ -24,7 +24,10 @@ from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import Protected, ProtectionMethod
 
-__all__ = ["RUMapResult", "loss_measure", "risk_measure", "ru_map"]
+__all__ = ["REFERENCE", "RUMapResult", "loss_measure", "risk_measure", "ru_map"]
+
+#: The points of a map that are not candidates: the original file and the current state.
+REFERENCE = ("original", "current")
 
 RiskFunction = Callable[[Microdata, Microdata], float]
 LossFunction = Callable[[Microdata, Microdata], float]
@@ -175,16 +178,16 @@ class RUMapResult:
     @property
     def best(self) -> str | None:
         """The admissible candidate with the least loss (None if none is admissible)."""
-        ok = self.points.filter(pl.col("admissible") & (pl.col("candidate") != "original"))
+        ok = self.points.filter(pl.col("admissible") & ~pl.col("candidate").is_in(REFERENCE))
         if ok.height == 0:
             return None
         return str(ok.sort(["loss", "risk"]).get_column("candidate")[0])
 
     def summary(self) -> Summary:
         """The candidates on the Pareto front and the recommended one."""
-        front = self.points.filter(pl.col("pareto") & (pl.col("candidate") != "original"))
+        front = self.points.filter(pl.col("pareto") & ~pl.col("candidate").is_in(REFERENCE))
         rows: list[tuple[str, Any]] = [
-            ("candidates", self.points.height - 1),
+            ("candidates", self.points.filter(~pl.col("candidate").is_in(REFERENCE)).height),
             ("on the Pareto front", front.height),
             ("risk of the original file", float(self.points["risk"][0])),
         ]
@@ -204,6 +207,7 @@ def ru_map(
     loss: str | LossFunction = "sse_sst",
     seeds: Sequence[int] = (0, 1, 2),
     max_risk: float | None = None,
+    start: Microdata | None = None,
     **roles: Any,
 ) -> RUMapResult:
     """Compute the R-U map of a set of candidate releases.
@@ -220,6 +224,10 @@ def ru_map(
         Seeds for randomised methods (deterministic methods run once).
     max_risk : float, optional
         Maximum tolerable risk; marks the admissible candidates.
+    start : Microdata, optional
+        The state the candidates are applied to: the file after the steps already applied
+        (default: ``data`` itself).  Risk and loss are still measured against ``data``, the
+        original; the map then has a point ``"current"`` for ``start`` as it is.
 
     Examples
     --------
@@ -251,13 +259,19 @@ def ru_map(
             "replicates": 1,
         }
     ]
+    base = md if start is None else start
+    if base is not md:
+        rows.append({
+            "candidate": "current", "method": "steps applied", "risk": float(risk_fn(md, base)),
+            "risk_sd": 0.0, "loss": float(loss_fn(md, base)), "loss_sd": 0.0, "replicates": 1,
+        })  # fmt: skip
     for label, method in items:
         if not isinstance(method, ProtectionMethod):
             raise ParameterError(f"The candidate {label!r} is not a protection method.")
         runs = [_with_seed(method, s) for s in seeds] if method.stochastic else [method]
         values = []
         for m in runs:
-            protected: Protected = m.apply(md)
+            protected: Protected = m.apply(base)
             values.append((risk_fn(md, protected.microdata), loss_fn(md, protected.microdata)))
         arr = np.array(values, dtype=np.float64)
         rows.append(
