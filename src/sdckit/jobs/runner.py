@@ -232,6 +232,11 @@ class Runner:
         """The undone steps, the next to redo last."""
         return tuple(s for s, _, _ in self._redo)
 
+    @property
+    def undone(self) -> tuple[tuple[StepSpec, str, Step], ...]:
+        """The undone steps (the next to redo last): the step, its name, what it did."""
+        return tuple(self._redo)
+
     def _changed(self) -> None:
         self.version += 1
 

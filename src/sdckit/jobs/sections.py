@@ -4,21 +4,20 @@ An interface that lets the user build a job step by step must give what ``sdckit
 on the job file it exports, byte for byte.  So it does not re-implement how a job reads its
 input (which columns of a CSV file are read as text), checks its roles, builds a step's method
 (parameters, columns, seeds), its release plan or its R-U map: these functions are the ones
-:func:`~sdckit.jobs.load_job` and :func:`~sdckit.jobs.run_job` use, one section of a job file
-(as a dict of the TOML table) at a time.
+:func:`~sdckit.jobs.load_job` uses, one section of a job file (as a dict of the TOML table) at
+a time, to check a form's values.  The protection itself (the steps, the release, the R-U map,
+the outputs, the job file) is a :class:`sdckit.jobs.Runner`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import polars as pl
 
 from sdckit.jobs import load as _load
-from sdckit.jobs import run as _run
 from sdckit.jobs import tables as _tables
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs.target import RiskTarget, parse_target
@@ -34,8 +33,6 @@ __all__ = [
     "build_table",
     "parse_target",
     "read_input",
-    "release_seed",
-    "run_ru_map",
     "table_method",
 ]
 
@@ -75,16 +72,6 @@ def build_release_plan(output_spec: dict[str, Any], md: Any) -> Any:
 def build_ru_map(spec: dict[str, Any], columns: Sequence[str], seed: int | None) -> Any:
     """The ``[ru_map]`` table as a job reads it (candidates, labels, seeds)."""
     return _load._ru_map(dict(spec), list(columns), seed, False)
-
-
-def run_ru_map(ru_spec: Any, session: Any, progress: Any) -> Any:
-    """The R-U map of a session, as a job computes it (with progress per run)."""
-    return _run._run_ru_map(SimpleNamespace(ru_map=ru_spec), session, progress)
-
-
-def release_seed(seed: int | None) -> Any:
-    """The seed of the new household ids and the record order of a job with this seed."""
-    return _run.release_seed(SimpleNamespace(seed=seed))
 
 
 def build_table(input_spec: dict[str, Any], table_spec: dict[str, Any]) -> Any:

@@ -1,16 +1,16 @@
-"""The state of the one user of a UI process: the file, its roles, the session, the exports.
+"""The state of the one user of a UI process: the file, its roles, the protection, the exports.
 
-:class:`Workspace` holds what the pages show and the requests change.  Its job-shaped parts
-(the input, the roles, the steps with their parameters, the target, the release plan, the R-U
-map) are kept as the tables of a job file, so that :meth:`Workspace.job_document` is the job
-that reproduces the session, and they are validated by the jobs layer's own functions
-(:mod:`sdckit.jobs.sections`).  Work that takes time runs as a background task
+:class:`Workspace` holds what the pages show and the requests change.  The protection itself
+(reading the file as a job does, the steps, undo and redo, the release and its check, the R-U
+map, the outputs and the job file that reproduces the state) is a :class:`sdckit.jobs.Runner`,
+the one that ``sdckit protect`` drives: the workspace keeps the page settings (the target, the
+release plan, the R-U map candidates, the seed and the title), hands them to the runner and
+delegates the work to it.  Work that takes time runs as a background task
 (:mod:`sdckit.ui._tasks`); a task changes the state only once it has finished, under the lock.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import secrets
 import shutil
@@ -24,12 +24,10 @@ import polars as pl
 
 import sdckit.jobs.sections as _jobs
 from sdckit.errors import DataError, ParameterError, SdcError
-from sdckit.jobs.toml_writer import dumps, same_document
-from sdckit.microdata import Microdata
+from sdckit.jobs import Outputs, Runner
 from sdckit.protection import registry
-from sdckit.ui._session import UISession
 from sdckit.ui._tables import TableState
-from sdckit.ui._tasks import Cancelled, TaskManager, run_in_process
+from sdckit.ui._tasks import TaskManager, run_in_process
 
 __all__ = ["PRIMARY_ROLES", "ColumnInfo", "Source", "Workspace"]
 
@@ -135,10 +133,7 @@ class Workspace:
         self.household_id = "new"
         self.order = "shuffled"
         self.target: dict[str, Any] = {"k": 3}
-        self._csv_text: pl.DataFrame | None = None
-        self.session: UISession | None = None
-        self.steps: list[dict[str, Any]] = []
-        self.redo_stack: list[tuple[dict[str, Any], Any]] = []
+        self.runner: Runner | None = None
         self.suda: tuple[int, Any] | None = None
         self.ru_candidates: list[dict[str, Any]] = []
         self.ru_settings: dict[str, Any] = {
@@ -155,6 +150,31 @@ class Workspace:
     def touch(self) -> None:
         """A new version of the state (caches keyed by it are stale)."""
         self.version += 1
+
+    @property
+    def session(self) -> Any:
+        """The protection session of the runner (None before the roles are given)."""
+        return None if self.runner is None else self.runner.session
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The steps applied, as a job's steps (method name and parameters)."""
+        if self.runner is None:
+            return []
+        return [
+            {"method": name, "params": dict(spec.params)}
+            for spec, name in zip(self.runner.steps, self.runner.step_names, strict=True)
+        ]
+
+    @property
+    def redo_stack(self) -> list[tuple[dict[str, Any], Any]]:
+        """The undone steps (the next to redo last), each as (job step, session step)."""
+        if self.runner is None:
+            return []
+        return [
+            ({"method": name, "params": dict(spec.params)}, step)
+            for spec, name, step in self.runner.undone
+        ]
 
     @property
     def has_data(self) -> bool:
@@ -184,19 +204,6 @@ class Workspace:
             )
         if frame.height == 0 or frame.width == 0:
             raise DataError("The file has no records or no columns.")
-        text = None
-        if source.is_csv:
-            # the columns a job may read as text (codes such as 007), read as text once now,
-            # so that assigning the roles does not read the file again
-            progress("Reading the number columns as text too", 1, 3)
-            numbers = [c for c in frame.columns if frame.schema[c] != pl.String]
-            if numbers:
-                text = read_data(
-                    source.path,  # type: ignore[arg-type]
-                    format=source.format,
-                    na_values=list(source.na_values) if source.na_values is not None else None,
-                    text_columns=numbers,
-                ).select(numbers)
         progress("Counting the levels of each column", 2, 3)
         counts = frame.select(
             [pl.col(c).n_unique().alias(f"u{i}") for i, c in enumerate(frame.columns)]
@@ -217,7 +224,6 @@ class Workspace:
         with self.lock:
             self.reset_data()
             self.source, self.raw, self.columns = source, frame, info
-            self._csv_text = text
             self.title = f"Protection of {source.name}"
 
     def save_upload(self, filename: str, chunks: Any) -> Path:
@@ -294,33 +300,6 @@ class Workspace:
             roles["household_level"] = list(household_level)
         return roles
 
-    @staticmethod
-    def text_columns(roles: dict[str, Any], numeric_keys: list[str]) -> list[str]:
-        """The columns a job with these roles reads from a CSV file as text (the rule of
-        ``[input]`` in docs/job-files.md: key, linked, household-level and identifier columns,
-        unless they are numeric variables, the weight or listed in ``numeric_keys``)."""
-        coded: list[str] = []
-        for role in ("keys", "linked", "household_level", "identifiers"):
-            value = roles.get(role) or []
-            coded += [value] if isinstance(value, str) else [c for c in value if isinstance(c, str)]
-        weight = roles.get("weight")
-        numeric = (
-            set(numeric_keys) | set(roles.get("numeric") or []) | ({weight} if weight else set())
-        )
-        return [c for c in dict.fromkeys(coded) if c not in numeric]
-
-    def _frame_for(self, roles: dict[str, Any], numeric_keys: list[str]) -> pl.DataFrame:
-        """The file as a job with these roles reads it (CSV: those columns as text, taken from
-        the text read made when the file was opened; the export checks the equality)."""
-        source = self.source
-        if source is None or self.raw is None:
-            raise DataError("Open a file first.")
-        text = getattr(self, "_csv_text", None)
-        if not source.is_csv or text is None:
-            return self.raw
-        wanted = [c for c in self.text_columns(roles, numeric_keys) if c in text.columns]
-        return self.raw.with_columns([text.get_column(c) for c in wanted])
-
     def check_roles(self, roles: dict[str, Any], numeric_keys: list[str]) -> dict[str, Any]:
         """Validate a ``[roles]`` table as a job does; return Microdata's keyword arguments."""
         if not roles.get("keys") and not roles.get("numeric"):
@@ -337,29 +316,31 @@ class Workspace:
         numeric_keys: list[str],
         progress: Any,
     ) -> None:
-        """Assess the file with new roles (a task); the steps are applied again."""
-        kwargs = self.check_roles(roles, numeric_keys)
-        progress("Reading the file with the roles", 0, 2 + len(self.steps))
-        frame = self._frame_for(roles, numeric_keys)
-        md = Microdata(frame, **kwargs)
+        """Read the file with new roles as a job does, and assess it (a task); the steps are
+        applied again."""
+        self.check_roles(roles, numeric_keys)
+        if self.source is None:
+            raise DataError("Open a file first.")
+        steps = self.steps
+        total = 2 + len(steps)
+        progress("Reading the file with the roles", 0, total)
+        runner = Runner.from_input(
+            self.source.input_spec(numeric_keys), roles, seed=self.seed, title=self.title
+        )
         if drop or self.household_id != "new" or self.order != "shuffled":
-            _jobs.build_release_plan(self._output_plan(drop), md)
-        progress("Assessing the disclosure risk", 1, 2 + len(self.steps))
-        session = UISession(md)
-        kept: list[dict[str, Any]] = []
+            _jobs.build_release_plan(self._output_plan(drop), runner.original)
+        progress("Assessing the disclosure risk", 1, total)
         note = None
-        for i, spec in enumerate(self.steps, start=1):
-            progress(f"Applying step {i} again", 1 + i, 2 + len(self.steps))
+        for i, spec in enumerate(steps, start=1):
+            progress(f"Applying step {i} again", 1 + i, total)
             try:
-                method = self._method(spec, i, frame.columns)
-                session.apply_with_progress(method, lambda *a: None)
+                runner.apply_step(spec["method"], spec["params"])
             except SdcError as exc:
                 note = f"Step {i} could not be applied with the new roles and was removed: {exc}"
                 break
-            kept.append(spec)
         with self.lock:
             self.roles, self.drop, self.numeric_keys = roles, list(drop), list(numeric_keys)
-            self.session, self.steps, self.redo_stack = session, kept, []
+            self.runner = runner
             self.suda, self.release, self.ru_result = None, None, None
             self.notice = note
             self.touch()
@@ -376,37 +357,25 @@ class Workspace:
         return plan
 
     # ------------------------------------------------------------------ steps
-    def _method(self, spec: dict[str, Any], number: int, columns: Any) -> Any:
-        where = f"step {number} ({spec['method']})"
-        return _jobs.build_method(spec["method"], spec["params"], where, list(columns))
-
-    def prepare_step(self, name: str, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
-        """The step's spec (with its seed) and its method, checked as a job's step is.
+    def prepare_step(self, name: str, params: dict[str, Any]) -> tuple[Any, Any]:
+        """The next step (with its seed) and its method, checked as a job's step is.
 
         Raises
         ------
         SdcError
             In the words of ``sdckit protect`` ("step 2 (pram): The 'min_diagonal' ...").
         """
-        if self.session is None:
-            raise ParameterError("Assign the roles first: the steps work on the key variables.")
-        number = len(self.steps) + 1
-        seeded = _jobs.step_params(name, params, self.seed + number - 1)
-        spec = {"method": name, "params": seeded}
-        return spec, self._method(spec, number, self.session.current.frame.columns)
+        runner = self._need_runner()
+        runner.seed = self.seed
+        spec, label = runner.prepare_step(name, params)
+        return (spec, label), spec.method
 
-    def apply_step(self, spec: dict[str, Any], method: Any, progress: Any) -> None:
+    def apply_step(self, prepared: Any, method: Any, progress: Any) -> None:
         """Apply a prepared step (a task)."""
-        session = self.session
-        if session is None:
-            raise ParameterError("Assign the roles first.")
+        runner = self._need_runner()
+        spec, label = prepared
+        runner.apply_step(spec, name=label, progress=progress)
         with self.lock:
-            if len(session.history) != len(self.steps):  # pragma: no cover - defensive
-                raise ParameterError("The session changed; apply the step again.")
-        session.apply_with_progress(method, progress)
-        with self.lock:
-            self.steps.append(spec)
-            self.redo_stack = []
             self._changed()
 
     def _changed(self) -> None:
@@ -416,26 +385,23 @@ class Workspace:
     def undo(self) -> None:
         """Undo the last step (it can be redone)."""
         with self.lock:
-            if self.session is None or not self.steps:
+            if self.runner is None or not self.runner.steps:
                 raise ParameterError("There is no step to undo.")
-            step = self.session.undo()
-            self.redo_stack.append((self.steps.pop(), step))
+            self.runner.undo()
             self._changed()
 
     def back_to(self, number: int) -> None:
         """Undo the steps after step ``number`` (0: back to the original file)."""
         with self.lock:
-            while len(self.steps) > max(0, number):
+            while self.runner is not None and len(self.runner.steps) > max(0, number):
                 self.undo()
 
     def redo(self) -> None:
         """Put back the last undone step."""
         with self.lock:
-            if self.session is None or not self.redo_stack:
+            if self.runner is None or not self.runner.redo_steps:
                 raise ParameterError("There is no undone step to redo.")
-            spec, step = self.redo_stack.pop()
-            self.session.redo(step)
-            self.steps.append(spec)
+            self.runner.redo()
             self._changed()
 
     # ------------------------------------------------------------------ risk views
@@ -463,10 +429,13 @@ class Workspace:
         self._risk_cache = (self.version, frame)
         return frame
 
-    def _need_session(self) -> UISession:
-        if self.session is None:
-            raise ParameterError("Assign the roles first.")
-        return self.session
+    def _need_runner(self) -> Runner:
+        if self.runner is None:
+            raise ParameterError("Assign the roles first: the steps work on the key variables.")
+        return self.runner
+
+    def _need_session(self) -> Any:
+        return self._need_runner().session
 
     def run_suda2(self, progress: Any, cancel: Any) -> None:
         """SUDA2 scores of the current file (a task, in a child process)."""
@@ -512,13 +481,10 @@ class Workspace:
             self.ru_result = None
 
     def build_ru(self, progress: Any) -> None:
-        """Compute the R-U map (a task; every run is a checkpoint)."""
-        session = self._need_session()
-        spec = self.ru_spec()
-        if spec is None:
+        """Compute the R-U map on the current state (a task; every run is a checkpoint)."""
+        if self.ru_spec() is None:
             raise ParameterError("Add at least one candidate to the R-U map.")
-        ru_spec = _jobs.build_ru_map(spec, session.original.frame.columns, self.seed)
-        result = _jobs.run_ru_map(ru_spec, session, progress)
+        result = self._synced().ru_map(progress)
         with self.lock:
             self.ru_result = result
 
@@ -532,25 +498,31 @@ class Workspace:
         """The release plan of the ``[output]`` settings."""
         return _jobs.build_release_plan(self._output_plan(), self._need_session().original)
 
+    def _synced(self) -> Runner:
+        """The runner with the page settings (seed, title, target, release plan, R-U map,
+        report figures) handed to it; it checks its release again only when they changed."""
+        runner = self._need_runner()
+        runner.seed, runner.title = self.seed, self.title
+        runner.outputs = Outputs(plots=self.plots_in_report)
+        target = self.risk_target()
+        if target != runner.target:
+            runner.set_target(target)
+        plan = self.release_plan()
+        if plan != runner.plan:
+            runner.set_plan(plan)
+        table = self.ru_spec()
+        if table != runner.ru_table:
+            runner.set_ru_map(table)
+        return runner
+
     def compute_release(self, progress: Any) -> Any:
         """The released file and its independent check (a task)."""
-        from sdckit.release import ReleaseTarget, release
-
-        session = self._need_session()
+        runner = self._synced()
         version = self.version
-        target = self.risk_target()
-        progress("Release check: reading the file as an attacker would", 0, 1)
-        released = release(
-            session.original,
-            session.current,
-            self.release_plan(),
-            target=target if target is not None else ReleaseTarget.default(),
-            seed=_jobs.release_seed(self.seed),
-        )
-        progress("Release check", 1, 1)
+        released = runner.release(progress)
         # the page words the fix for a person; the exported job says it in job syntax
         refusal = released.refusal(style="words")
-        met = bool(released.check.target_met and released.check.k_violations == 0)
+        met = runner.target_met()
         with self.lock:
             if self.version == version:
                 self.release = (version, (released, refusal, met))
@@ -574,121 +546,60 @@ class Workspace:
 
     def job_document(self) -> dict[str, Any]:
         """The job file that reproduces the session (the tables of ``docs/job-files.md``)."""
-        session = self._need_session()
         if self.source is None:
             raise DataError("Open a file first.")
-        if not self.steps:
-            raise ParameterError(
-                "Apply at least one protection step: a job file needs a [[steps]] table."
-            )
-        del session
         names = self.export_names()
-        steps = []
-        for spec in self.steps:
-            table: dict[str, Any] = {"method": spec["method"]}
-            params = dict(spec["params"])
-            if "method" in params:
-                table["params"] = {"method": params.pop("method")}
-            table.update(params)
-            steps.append(table)
-        output: dict[str, Any] = {
-            "data": names["data"],
-            "report_internal": names["report_internal"],
-            "report_external": names["report_external"],
-        }
-        if not self.plots_in_report:
-            output["plots"] = False
-        output.update(self._output_plan())
-        target = {k: v for k, v in self.target.items() if v is not None}
-        return {
-            "title": self.title,
-            "seed": self.seed,
-            "input": self.source.input_spec(self.numeric_keys),
-            "roles": self.roles,
-            "steps": steps,
-            "target": target or None,
-            "output": output,
-            "ru_map": self.ru_spec(),
-        }
+        return self._synced().to_document(
+            {k: names[k] for k in ("data", "report_internal", "report_external")}
+        )
 
     def job_text(self) -> str:
         """The TOML text of :meth:`job_document`."""
-        document = self.job_document()
+        if self.source is None:
+            raise DataError("Open a file first.")
+        names = self.export_names()
         header = (
             "# sdckit job file written by the browser interface (sdckit ui).\n"
             "# Run it again with: sdckit protect <this file>   (docs/job-files.md)\n"
         )
-        text = dumps(document, header=header)
-        if not same_document(document, text):  # pragma: no cover - the writer's own check
-            raise DataError("The job file could not be written faithfully; please report it.")
-        return text
+        return self._synced().to_toml(
+            {k: names[k] for k in ("data", "report_internal", "report_external")}, header
+        )
 
-    def export_all(self, progress: Any, *, verify: bool = True) -> ExportRecord:
-        """Write the job, the reports and (if the release check passes) the protected file."""
+    def export_all(self, progress: Any, *, verify: bool = False) -> ExportRecord:
+        """Write the job, the reports and (if the release check passes) the protected file.
+
+        The outputs are written by the runner, as ``sdckit protect`` writes them from the job
+        file; that the job file reproduces them is the runner's round-trip property (tested),
+        so ``verify`` is accepted and ignored.
+        """
         from sdckit.io import atomic_path
-        from sdckit.report import write_report
 
-        session = self._need_session()
         text = self.job_text()
+        runner = self._synced()
         names = self.export_names()
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        total = 5 if verify else 4
-        progress("Writing the job file", 0, total)
-        files: dict[str, Path] = {}
+        progress("Writing the job file", 0, 2)
         job_path = self.out_dir / names["job"]
         with atomic_path(job_path) as tmp:
             tmp.write_text(text, encoding="utf-8")
-        files["job"] = job_path
-        released, refusal, met = self.compute_release(progress)
-        target = self.risk_target()
-        described = (target.describe(), bool(met)) if target is not None else None
-        progress("Writing the internal report", 2, total)
-        internal = self.out_dir / names["report_internal"]
-        write_report(
-            session, internal, kind="internal", ru_map=self.ru_result, title=self.title,
-            target=described, plots=self.plots_in_report, release=released,
-        )  # fmt: skip
-        files["report_internal"] = internal
+        outputs = Outputs(
+            data=self.out_dir / names["data"],
+            report_internal=self.out_dir / names["report_internal"],
+            report_external=self.out_dir / names["report_external"],
+            plots=self.plots_in_report,
+        )
+        written, _ = runner.write(outputs, progress=progress)
+        _, refusal, _ = self.compute_release(progress)
+        files = {"job": job_path}
+        for key in ("report_internal", "data", "report_external"):
+            if getattr(outputs, key) in written:
+                files[key] = getattr(outputs, key)
         record = ExportRecord(files=files, refusal=refusal, job_text=text)
-        if refusal is None:
-            progress("Writing the protected file and the external report", 3, total)
-            data = self.out_dir / names["data"]
-            released.write(data)
-            files["data"] = data
-            external = self.out_dir / names["report_external"]
-            write_report(session, external, kind="external", title=self.title, release=released)
-            files["report_external"] = external
-        else:
-            for key in ("data", "report_external"):  # never leave an older release behind
-                with contextlib.suppress(FileNotFoundError):
-                    (self.out_dir / names[key]).unlink()
-        if verify:
-            progress("Checking that the job file reproduces the session", 4, total)
-            record.verified, record.verify_note = self._verify(job_path, released, progress)
-        progress("Done", total, total)
+        progress("Done", 2, 2)
         with self.lock:
             self.export = record
         return record
-
-    def _verify(self, job_path: Path, released: Any, progress: Any) -> tuple[bool, str]:
-        """Run the exported job (without writing) and compare its file with this one."""
-        from sdckit.jobs import load_job, run_job
-
-        def inner(stage: str, done: int, total: int) -> None:
-            progress(f"Checking the job file: {stage.lower()}", 4, 5)
-
-        try:
-            job = load_job(job_path)
-            result = run_job(job, progress=inner, write=False)
-        except Cancelled:
-            raise
-        except SdcError as exc:
-            return False, f"The job file does not run: {exc}"
-        if result.release is None or not result.release.output.equals(released.output):
-            return False, (
-                "The job file gives a different file than this session; export again, or report it."
-            )
-        return True, "sdckit protect on the job file gives the same file."
 
     # ------------------------------------------------------------------ helpers for pages
     def methods(self) -> list[tuple[str, str, str]]:
@@ -699,8 +610,8 @@ class Workspace:
 
     def columns_of_role(self, role: str) -> list[str]:
         """The columns a column picker of ``role`` offers."""
-        if self.session is not None:
-            md = self.session.current
+        if self.runner is not None:
+            md = self.runner.current
             if role == "keys":
                 return list(md.keys)
             if role == "numeric":
