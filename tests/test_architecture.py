@@ -235,3 +235,61 @@ def test_a_table_job_imports_no_microdata_method() -> None:
 @pytest.mark.parametrize("module", ["sdckit.masking", "sdckit.tables", "sdckit.jobs"])
 def test_subpackages_import_alone(module: str) -> None:
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+
+
+#: What the browser interface may use of the jobs layer (module: names, None for the whole
+#: module): the runner, the section checks of a form and the table job's functions.  It runs
+#: no release, target check, report or writing of its own, so it imports none of the layers
+#: that do those (the session, the release, the reports) and no private module of jobs.
+UI_MAY_USE: dict[str, set[str] | None] = {
+    "sdckit.jobs": {"Outputs", "Runner"},
+    "sdckit.jobs.sections": None,
+    "sdckit.jobs.target": {"parse_target"},
+    "sdckit.jobs.toml_writer": {"dumps", "same_document"},
+    "sdckit.jobs.tables": {"job_audit", "protect_table", "write_table_outputs"},
+}
+UI_MAY_NOT = ("sdckit.session", "sdckit.release", "sdckit.report", "sdckit.protection.Session")
+
+
+def _ui_uses(path: Path) -> list[tuple[str, str | None]]:
+    """(module, name) of every sdckit import of a UI module, and of every ``"module:name"``
+    string it gives a child process to run."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    used: list[tuple[str, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            used += [(a.name, None) for a in node.names if a.name.startswith("sdckit")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sdckit"):
+            used += [(str(node.module), a.name) for a in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = re.fullmatch(r"(sdckit(?:\.\w+)+):(\w+)", node.value)
+            if match:
+                used.append((match.group(1), match.group(2)))
+    return used
+
+
+def test_the_browser_interface_only_calls_named_functions_of_the_jobs_layer(
+    tmp_path: Path,
+) -> None:
+    bad = []
+    for path in sorted((SRC / "ui").rglob("*.py")):
+        for module, name in _ui_uses(path):
+            full = module if name is None else f"{module}.{name}"
+            if full.startswith(UI_MAY_NOT) or module.startswith(UI_MAY_NOT):
+                bad.append(f"{path.name}: {full} (release, report or session logic)")
+            elif module.startswith("sdckit.jobs"):
+                allowed = UI_MAY_USE.get(module, set())
+                if allowed is not None and name not in allowed:
+                    bad.append(f"{path.name}: {full} (not a named entry point of jobs)")
+    assert not bad, "\n".join(bad)
+    # the check itself sees an import it must refuse
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from sdckit.release import release\nfrom sdckit.jobs.run import run_job\n"
+        "x = 'sdckit.report:write_report'\n",
+        encoding="utf-8",
+    )
+    assert _ui_uses(sample) == [
+        ("sdckit.release", "release"), ("sdckit.jobs.run", "run_job"),
+        ("sdckit.report", "write_report"),
+    ]  # fmt: skip

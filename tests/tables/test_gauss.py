@@ -687,7 +687,7 @@ def test_parameter_errors_name_the_class() -> None:
 def test_progress_is_reported() -> None:
     seen: list[tuple[str, int, int]] = []
     t = apply_rules(e2_table(), MarkedCells(cells=[7, 13], upper=1))
-    GaussSuppression(progress=lambda s, d, n: seen.append((s, d, n))).apply(t)
+    GaussSuppression().apply(t, progress=lambda s, d, n: seen.append((s, d, n)))
     stages = {s for s, _, _ in seen}
     assert {"model", "elimination", "audit"} <= stages
     done = [d for s, d, n in seen if s == "elimination"]

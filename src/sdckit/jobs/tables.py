@@ -15,6 +15,7 @@ be the input file, and no two outputs the same file.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,6 @@ from sdckit._validation import check_columns_exist, check_int
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, method_class
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
-from sdckit.protection import clone
 
 __all__ = [
     "AUDIT_PARAMETERS",
@@ -34,9 +34,12 @@ __all__ = [
     "Records",
     "TableJob",
     "TableJobResult",
+    "job_audit",
     "load_table_job",
+    "protect_table",
     "run_table_job",
     "run_table_jobs",
+    "write_table_outputs",
 ]
 
 _SECTIONS = {"title", "input", "table", "rules", "suppression", "audit", "output"}
@@ -437,18 +440,19 @@ def load_table_job(path: str | Path) -> TableJob:
     )
 
 
-def _with_progress(method: Any, progress: Any) -> Any:
-    """``method``, or a copy reporting its own stages (``GaussSuppression``: the model and the
-    elimination, the long part on a large table) as "Secondary suppression: <stage>"."""
-    if progress is None or "progress" not in method.get_params():
-        return method
-    if method.get_params()["progress"] is not None:
-        return method
+def _suppress(method: Any, marked: Any, progress: Any) -> Any:
+    """``method.apply(marked)``; a method whose ``apply`` takes a ``progress`` call argument
+    (``GaussSuppression``: the model and the elimination, the long part on a large table)
+    reports its stages as "Secondary suppression: <stage>"."""
+    import inspect
+
+    if progress is None or "progress" not in inspect.signature(method.apply).parameters:
+        return method.apply(marked)
 
     def inner(stage: str, done: int, total: int) -> None:
         progress(f"Secondary suppression: {stage}", done, total)
 
-    return clone(method).set_params(progress=inner)
+    return method.apply(marked, progress=inner)
 
 
 def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) -> TableJobResult:
@@ -490,11 +494,42 @@ def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
     if params.get("intervals") == "rank":
         check_rank_levels(marked, where='[audit] intervals = "rank"')  # before the long part
     report("Table protection", 1, len(stages))
-    result = _with_progress(job.suppression, progress).apply(marked)
-    report("Table protection", 2, len(stages))
-    checked = _audit(result.table, params, progress)
+    result, checked = protect_table(marked, job.suppression, params, progress=progress)
     report("Table protection", 3, len(stages))
     return result, checked
+
+
+def protect_table(
+    marked: Any, method: Any, audit_params: dict[str, Any] | None, *, progress: Any = None
+) -> tuple[Any, Any]:
+    """The secondary suppression of a table whose primaries are marked, then the job's audit
+    of the pattern: what a table job does after its rules, and what a browser interface runs
+    (in a child process, which this function's plain arguments allow).
+
+    Parameters
+    ----------
+    marked : Table
+        The table with its primaries (:func:`sdckit.tables.apply_rules`).
+    method : TableMethod
+        The secondary suppression.
+    audit_params : dict or None
+        The ``[audit]`` parameters (a job always gives some: check mode by default); None:
+        no audit.
+    progress : callable, optional
+        ``progress(stage, done, total)``.
+
+    Returns
+    -------
+    (SuppressionResult, AuditResult or None)
+    """
+    result = _suppress(method, marked, progress)
+    checked = None if audit_params is None else _audit(result.table, audit_params, progress)
+    return result, checked
+
+
+def job_audit(table: Any, audit_params: dict[str, Any] | None) -> Any:
+    """The audit a table job runs on a pattern (check mode without ``[audit]`` parameters)."""
+    return _audit(table, audit_params if audit_params is not None else {"intervals": "check"})
 
 
 def _audit(table: Any, params: dict[str, Any], progress: Any = None) -> Any:
@@ -521,45 +556,74 @@ def _finish(
 ) -> TableJobResult:
     """Write a protected table's outputs (the published ones only when ``checked`` passed,
     and the joint audit of its linked tables, ``joint_ok``)."""
+    protected_table, written, withheld = write_table_outputs(
+        result, checked, table=job.output_table if write else None,
+        table_full=job.output_full if write else None,
+        report_internal=job.report_internal if write else None,
+        report_external=job.report_external if write else None,
+        title=job.title, joint_ok=joint_ok,
+    )  # fmt: skip
+    return TableJobResult(protected_table, result, checked, written, withheld, joint_ok)
+
+
+def write_table_outputs(
+    result: Any,
+    checked: Any,
+    *,
+    table: Path | None = None,
+    table_full: Path | None = None,
+    report_internal: Path | None = None,
+    report_external: Path | None = None,
+    title: str = "",
+    joint_ok: bool = True,
+) -> tuple[Any, list[Path], list[Path]]:
+    """The outputs of a protected table: the internal table and report always, the published
+    table and the external report only when the audit ``checked`` passed (and the joint
+    audit of linked tables, ``joint_ok``).  A published output withheld is removed if an
+    earlier run left one, so that no earlier table stands as if it were this one.
+
+    Returns
+    -------
+    (Table, list of Path, list of Path)
+        The table with the audit's verdict, the files written, the files withheld.
+    """
     protected_table = checked.table  # carries the audit's verdict
     if not joint_ok:
         protected_table = protected_table.with_verdict(False)
     publish = bool(checked.ok) and joint_ok
     written: list[Path] = []
     withheld: list[Path] = []
-    if write:
-        if job.output_full is not None:
-            written.append(protected_table.write(job.output_full, published=False))
-        if job.output_table is not None:
-            if publish:
-                written.append(protected_table.write(job.output_table, published=True))
-            else:
-                withheld.append(job.output_table)
-        if job.report_internal is not None or job.report_external is not None:
-            from sdckit.report import write_table_report
+    if table_full is not None:
+        written.append(protected_table.write(table_full, published=False))
+    if table is not None:
+        if publish:
+            written.append(protected_table.write(table, published=True))
+        else:
+            withheld.append(table)
+    if report_internal is not None or report_external is not None:
+        from sdckit.report import write_table_report
 
-            # the report recomputes a check-mode audit where that is cheap (its intervals are
-            # inner approximations), else reports the job's audit as it is
-            if job.report_internal is not None:
+        # the report recomputes a check-mode audit where that is cheap (its intervals are
+        # inner approximations), else reports the job's audit as it is
+        if report_internal is not None:
+            written.append(
+                write_table_report(
+                    result, report_internal, kind="internal", audit=checked, title=title
+                )
+            )
+        if report_external is not None:
+            if publish:
                 written.append(
                     write_table_report(
-                        result, job.report_internal, kind="internal", audit=checked, title=job.title
+                        result, report_external, kind="external", audit=checked, title=title
                     )
                 )
-            if job.report_external is not None:
-                if publish:
-                    written.append(
-                        write_table_report(
-                            result,
-                            job.report_external,
-                            kind="external",
-                            audit=checked,
-                            title=job.title,
-                        )
-                    )
-                else:
-                    withheld.append(job.report_external)
-    return TableJobResult(protected_table, result, checked, written, withheld, joint_ok)
+            else:
+                withheld.append(report_external)
+    for path in withheld:  # never leave an earlier published output behind
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    return protected_table, written, withheld
 
 
 def _linked_groups(tables: Sequence[Any]) -> list[list[int]]:
@@ -675,7 +739,7 @@ def run_table_jobs(
             start = time.perf_counter()
             report("Linked tables", 0, 2)
             marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
-            methods = [_with_progress(jobs[k].suppression, progress) for k in group]
+            methods = [jobs[k].suppression for k in group]
             linked, scheme = _linked_tables(jobs, group, marked)
             protection = linked.protect(methods, **LINKED_SCHEMES[scheme])
             extra: dict[str, Any] = {}

@@ -98,14 +98,10 @@ class ReleaseTarget:
 
         Parameters
         ----------
-        risk : RiskAssessment or Microdata
-            The assessment of the protected file (a Microdata is assessed first).
+        risk : RiskAssessment
+            The assessment of the protected file (:func:`sdckit.risk.assess_risk`; the
+            release layer reads it and measures nothing itself).
         """
-        from sdckit.microdata import Microdata
-        from sdckit.risk.assessment import assess_risk
-
-        if isinstance(risk, Microdata):
-            risk = assess_risk(risk)
         lines: list[str] = []
         ok = True
         if self.k is not None:

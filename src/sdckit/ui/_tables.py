@@ -143,8 +143,9 @@ class TableState:
         audit_params = dict(self.audit_params or {}) if audit else None
         version = self.version
         result, checked = run_in_process(
-            "sdckit.ui._work:protect_table", (self.marked, method, audit_params), progress, cancel
-        )
+            "sdckit.jobs.tables:protect_table", (self.marked, method, audit_params), progress,
+            cancel,
+        )  # fmt: skip
         with self.lock:
             if self.version != version:
                 return
@@ -244,24 +245,31 @@ class TableState:
         with atomic_path(job) as tmp:
             tmp.write_text(text, encoding="utf-8")
         files = {"job": job}
-        progress("Writing the internal table", 1, 3)
-        table = self.audit.table if self.audit is not None else self.result.table
-        files["internal"] = table.write(out_dir / names["internal"], published=False)
+        progress("Writing the tables", 1, 3)
+        from sdckit.jobs.tables import job_audit, write_table_outputs
+
+        # the table job always audits its pattern (check mode by default): so does the export
+        checked = self.audit if self.audit is not None else job_audit(self.result.table, None)
+        files = {"job": job}
         refusal = None
-        progress("Writing the published table", 2, 3)
-        if self.audit is not None and not self.audit.ok:
+        published = out_dir / names["published"]
+        try:
+            _, written, withheld = write_table_outputs(
+                self.result, checked, table=published, table_full=out_dir / names["internal"]
+            )
+        except VerificationError as exc:
+            written, withheld, refusal = [out_dir / names["internal"]], [], str(exc)
+        files["internal"] = out_dir / names["internal"]
+        if published in written:
+            files["published"] = published
+        elif withheld:
             refusal = (
-                f"the audit finds {len(self.audit.under_protected)} under-protected cell(s); "
+                f"the audit finds {len(checked.under_protected)} under-protected cell(s); "
                 "the published table is not written (choose another method or rules)."
             )
-        else:
-            try:
-                files["published"] = table.write(out_dir / names["published"], published=True)
-            except VerificationError as exc:
-                refusal = str(exc)
-        if refusal is not None:
+        if refusal is not None:  # never leave an earlier published table behind
             with contextlib.suppress(FileNotFoundError):
-                (out_dir / names["published"]).unlink()
+                published.unlink()
         progress("Done", 3, 3)
         record = TableExport(files=files, refusal=refusal, job_text=text)
         with self.lock:

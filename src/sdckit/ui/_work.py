@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["noop", "pause", "protect_table", "suda2_scores"]
+__all__ = ["noop", "pause", "suda2_scores"]
 
 
 def noop(*, progress: Any) -> None:
@@ -24,28 +24,6 @@ def pause(seconds: float, *, progress: Any) -> None:
     while time.monotonic() < end:
         progress("pausing", 0, 1)
         time.sleep(0.05)
-
-
-def protect_table(
-    marked: Any, method: Any, audit_params: dict[str, Any] | None, *, progress: Any
-) -> tuple[Any, Any]:
-    """Secondary suppression of a table whose primaries are marked, then its LP audit.
-
-    Returns
-    -------
-    (SuppressionResult, AuditResult or None)
-    """
-    from sdckit.tables import audit
-
-    stages = 2 if audit_params is not None else 1
-    progress("Secondary suppression", 0, stages)
-    result = method.apply(marked)
-    checked = None
-    if audit_params is not None:
-        progress("Audit of the pattern (linear programming)", 1, stages)
-        checked = audit(result.table, **audit_params)
-    progress("Done", stages, stages)
-    return result, checked
 
 
 def suda2_scores(frame: Any, keys: list[str], *, progress: Any) -> Any:

@@ -108,7 +108,7 @@ import polars as pl
 
 import sdckit.tables.suppression._common as _common
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
-from sdckit.protection import Boolean, Callable_, Instance, Integer, Options, Param, Real
+from sdckit.protection import Boolean, Instance, Integer, Options, Param, Real
 from sdckit.tables._audit import audit
 from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
@@ -723,8 +723,6 @@ class GaussSuppression(TableMethod):
         is then ``"elimination_time_limit"``, ``details["budget_from"]`` counts the
         candidates decided before that part and ``details["undecided"]`` those
         suppressed unchecked; a warning says so.
-    progress : callable, optional
-        ``progress(stage, done, total)`` during the model, the elimination and the audit.
 
     Examples
     --------
@@ -781,7 +779,6 @@ class GaussSuppression(TableMethod):
             help="seconds allowed for each run of the elimination; in its last 30 % the "
             "costly candidates, after it the others (unless computable), are suppressed unchecked",
         ),
-        "progress": Param(None, Callable_(), help="progress(stage, done, total) callback"),
     }
 
     def __init__(
@@ -798,7 +795,6 @@ class GaussSuppression(TableMethod):
         arithmetic: str = "exact",
         secondary_zeros: bool = False,
         elimination_time_limit: float | None = None,
-        progress: Callable[[str, int, int], Any] | None = None,
     ) -> None:
         self.cost = cost
         self.singletons = singletons
@@ -811,10 +807,14 @@ class GaussSuppression(TableMethod):
         self.arithmetic = arithmetic
         self.secondary_zeros = secondary_zeros
         self.elimination_time_limit = elimination_time_limit
-        self.progress = progress
 
-    def apply(self, table: Table) -> SuppressionResult:
+    def apply(
+        self, table: Table, *, progress: Callable[[str, int, int], Any] | None = None
+    ) -> SuppressionResult:
         """Protect the primaries of ``table`` by Gaussian elimination.
+
+        ``progress(stage, done, total)``, if given, is called during the model, the
+        elimination and the audit (a call argument: how far the work is, not how it is done).
 
         Returns
         -------
@@ -846,7 +846,6 @@ class GaussSuppression(TableMethod):
                 "GaussSuppression: a primary cell is listed in 'protected'; primaries are "
                 "always suppressed."
             )
-        progress = self.progress
         kwargs: dict[str, Any] = {
             "singletons": self.singletons,
             "contributors": self.contributors,
@@ -1057,5 +1056,4 @@ def suppress_gauss(
         arithmetic=arithmetic,
         secondary_zeros=secondary_zeros,
         elimination_time_limit=elimination_time_limit,
-        progress=progress,
-    ).apply(table)
+    ).apply(table, progress=progress)
