@@ -128,20 +128,20 @@ def test_the_ru_map_is_built_on_the_current_state(tmp_path: Path) -> None:
     run = runner_on(tmp_path, seed=2, ru_map=ru)
     before = run.ru_map()
     assert before.points["candidate"].to_list() == [
-        "original", "local_suppression k=2", "local_suppression k=3",
+        "original", "local_suppression k = 2", "local_suppression k = 3",
     ]  # fmt: skip
     run.apply_step("local_suppression", {"k": 3})
     after = run.ru_map()
     assert run.ru_map() is after  # cached
     points = {r["candidate"]: r for r in after.points.iter_rows(named=True)}
     assert list(points) == [
-        "original", "current", "local_suppression k=2", "local_suppression k=3",
+        "original", "current", "local_suppression k = 2", "local_suppression k = 3",
     ]  # fmt: skip
     # applied to a 3-anonymous file, k = 2 and k = 3 change nothing more: each candidate has
     # the current state's risk and loss (measured against the original), not the original's
     current = points["current"]
     assert current["loss"] > 0
-    for label in ("local_suppression k=2", "local_suppression k=3"):
+    for label in ("local_suppression k = 2", "local_suppression k = 3"):
         assert points[label]["risk"] == pytest.approx(current["risk"])
         assert points[label]["loss"] == pytest.approx(current["loss"])
     assert points["original"]["loss"] == 0

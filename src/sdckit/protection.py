@@ -446,13 +446,18 @@ class ProtectionMethod(Parameterised, ABC):
         The parameters are checked against their declaration first; an error names the
         class and the parameter.
         """
+        return self._protect(data, roles)
+
+    def _protect(self, data: Any, roles: dict[str, Any], **call: Any) -> Protected:
+        """:meth:`apply` with call arguments for :meth:`_apply` (a method that takes some,
+        such as ``progress``, overrides :meth:`apply` to accept them and calls this)."""
         md = as_microdata(data, **roles)
         self.validate_params(md.frame.columns)
-        result = self._apply(md)
+        result = self._apply(md, **call)
         return _with_protection(result, self)
 
     @abstractmethod
-    def _apply(self, md: Microdata) -> Protected:
+    def _apply(self, md: Microdata, **call: Any) -> Protected:
         """Protect a validated :class:`Microdata`."""
 
     @abstractmethod

@@ -171,7 +171,7 @@ def test_job_writes_a_protected_file_meeting_its_target(tmp_path: Path, census_c
     internal = (out / "internal.html").read_text(encoding="utf-8")
     external = (out / "external.html").read_text(encoding="utf-8")
     assert "seed=43" in internal and "R-U confidentiality map" in internal
-    assert "PRAM min_diagonal=0.95" in internal and "local_suppression k=2" in internal
+    assert "PRAM min_diagonal = 0.95" in internal and "local_suppression k = 2" in internal
     assert "seed" not in external and "min_diagonal" not in external
     assert f"k = {int(fk.min())}" in external
     assert "k-anonymity: smallest class" in stdout and "Wrote" in stdout

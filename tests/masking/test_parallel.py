@@ -296,8 +296,9 @@ def test_without_strata_the_seed_is_used_as_before(frame: pl.DataFrame) -> None:
 def test_progress_over_strata(frame: pl.DataFrame) -> None:
     md = _md(frame)
     seen: list[tuple[int, int]] = []
-    with _strata.reporting(lambda done, total: seen.append((done, total))):
-        LocalSuppression(k=2, by_strata=True, n_jobs=2).apply(md)
+    LocalSuppression(k=2, by_strata=True, n_jobs=2).apply(
+        md, progress=lambda done, total: seen.append((done, total))
+    )
     assert seen == [(i, N_STRATA) for i in range(1, N_STRATA + 1)]
     seen.clear()
     Pram(variables=["edu"], seed=1).apply(md, progress=lambda d, t: seen.append((d, t)))

@@ -343,9 +343,9 @@ def _ru_map(
             params = dict(fixed, **dict(zip(grid, combo, strict=True)))
             if "seed" in cls.parameters:
                 params.pop("seed", None)  # the map's seeds are used for random methods
-            name = " ".join(
-                [label, *(f"{k}={_label(v)}" for k, v in zip(grid, combo, strict=True))]
-            )
+            # readable: "local_suppression k = 3", "pram min_diagonal = 0.8, alpha = 0.5"
+            values = ", ".join(f"{k} = {_label(v)}" for k, v in zip(grid, combo, strict=True))
+            name = f"{label} {values}" if values else label
             candidates.append(CandidateSpec(name, instantiate(cls, params, where, columns)))
     labels = [c.label for c in candidates]
     if len(set(labels)) != len(labels):

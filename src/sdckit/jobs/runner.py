@@ -147,6 +147,7 @@ class Runner:
         self._redo: list[tuple[StepSpec, str, Step]] = []
         self._release: tuple[int, Release] | None = None
         self._ru: tuple[int, Any] | None = None
+        self._job_steps: tuple[StepSpec, ...] = ()  # the steps of the job it was made from
         self.ru_table: dict[str, Any] | None = None
         self.set_ru_map(ru_map)
 
@@ -190,7 +191,7 @@ class Runner:
     def apply_job_steps(self, progress: Progress | None = None) -> None:
         """Apply the steps of the job the runner was made from (:meth:`from_job`)."""
         report = progress or _no_progress
-        specs = getattr(self, "_job_steps", ())
+        specs = self._job_steps
         report("Protection steps", 0, len(specs))
         for i, spec in enumerate(specs, start=1):
 
@@ -408,7 +409,7 @@ class Runner:
         ``[ru_map]``.  Cached until the state changes."""
         from sdckit.jobs._rumap import run_ru_map
 
-        spec = getattr(self, "_ru_spec", None)
+        spec = self._ru_spec
         if spec is None:
             return None
         if self._ru is not None and self._ru[0] == self.version:

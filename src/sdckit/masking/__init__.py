@@ -21,7 +21,6 @@ from sdckit.masking._pram import (
     pram_estimate,
 )
 from sdckit.masking._rank_swapping import RankSwapping, rank_swapping
-from sdckit.masking._strata import reporting as strata_progress
 from sdckit.masking.noise import AddNoise, add_noise
 from sdckit.masking.recoding import (
     GlobalRecoding,
@@ -79,7 +78,6 @@ __all__ = [
     "rank_swapping",
     "recode_intervals",
     "shuffle",
-    "strata_progress",
     "subsample",
     "suppress_risky_records",
     "swap_sides",

@@ -81,7 +81,14 @@ from sdckit.masking._information_loss import (
 )
 from sdckit.masking._mdav import mdav_labels
 from sdckit.masking._refine import refine_partition
-from sdckit.masking._strata import N_JOBS, ReportsStrata, base_sequence, run, stratum_seeds
+from sdckit.masking._strata import (
+    N_JOBS,
+    Progress,
+    ReportsStrata,
+    base_sequence,
+    run,
+    stratum_seeds,
+)
 from sdckit.masking._univariate import optimal_univariate_labels
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
@@ -436,6 +443,7 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
         strata: str | None,
         unit: str = "records",
         span: tuple[int, int | None] = (0, None),
+        progress: Progress | None = None,
     ) -> np.ndarray:
         """Group labels of the rows of ``x`` (records or households), within strata.
 
@@ -466,7 +474,10 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
             for s, rows in enumerate(members)
         ]  # fmt: skip
         done, total = span
-        results = run(_stratum_labels, tasks, self.n_jobs, done=done, total=total, weights=sizes)
+        results = run(
+            _stratum_labels, tasks, self.n_jobs, done=done, total=total, weights=sizes,
+            progress=progress,
+        )  # fmt: skip
         for rows, labels in zip(members, results, strict=True):
             if not univariate:
                 groups[rows] = labels + offset[0]
@@ -490,6 +501,7 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
         strata: str | None,
         unit: str = "records",
         span: tuple[int, int | None] = (0, None),
+        progress: Progress | None = None,
     ) -> np.ndarray:
         """:meth:`_partition` of the rows with a value (rows with none get the group -1).
 
@@ -498,14 +510,14 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
         """
         if self.method == "univariate":
             return self._partition(
-                x, strata_ids, k, iterations, random, variables, strata, unit, span
+                x, strata_ids, k, iterations, random, variables, strata, unit, span, progress
             )
         present = ~np.isnan(x).all(axis=1)
         groups = np.full(len(x), -1, dtype=np.int64)
         if present.any():
             groups[present] = self._partition(
                 x[present], strata_ids[present], k, iterations, random, variables, strata, unit,
-                span,
+                span, progress,
             )  # fmt: skip
         return groups
 
@@ -519,20 +531,24 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
         return base_sequence(seed)
 
     # ------------------------------------------------------------------ apply
-    def _apply(self, md: Microdata) -> Protected:
+    def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
         k, variables, strata = self._resolve(md)
         iterations = check_int(self.iterations, "iterations", minimum=0)
         random = self._randomness(strata)
         x = self._values(md, variables)
         house = self._household_variables(md, variables)
         if house:
-            return self._apply_households(md, x, k, variables, strata, iterations, random, house)
+            return self._apply_households(
+                md, x, k, variables, strata, iterations, random, house, progress
+            )
         self._check_placeable(x, "record", "")
         p = x.shape[1]
         strata_ids = self._strata_ids(md, strata)
         if not isinstance(random, np.random.Generator):
             random = stratum_seeds(random, int(strata_ids.max(initial=0)) + 1)
-        groups = self._partition(x, strata_ids, k, iterations, random, variables, strata)
+        groups = self._partition(
+            x, strata_ids, k, iterations, random, variables, strata, progress=progress
+        )
         univariate = self.method == "univariate"
         frame, suppressed = self._released(md, x, groups, variables, k)
         details: dict[str, Any] = {
@@ -559,6 +575,7 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
         iterations: int,
         random: Any,
         house: list[int],
+        progress: Progress | None = None,
     ) -> Protected:
         """Household-level variables per household, person-level ones per record.
 
@@ -588,6 +605,7 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
             gp = self._partition_present(
                 x[:, person], strata_ids, k, iterations, random_person,
                 [variables[j] for j in person], strata, span=(0, before + n_house),
+                progress=progress,
             )  # fmt: skip
             groups[:, person] = gp if gp.ndim == 2 else gp[:, None]
             offset = int(gp.max()) + 1
@@ -602,6 +620,7 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
             strata,
             unit="households",
             span=(before, before + n_house),
+            progress=progress,
         )
         gh = np.where(gh >= 0, gh + offset, -1)
         gh2 = gh if gh.ndim == 2 else np.repeat(gh[:, None], len(house), axis=1)

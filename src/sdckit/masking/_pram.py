@@ -46,6 +46,7 @@ from sdckit._validation import check_choice, check_int, check_real, check_seed, 
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.masking._strata import (
     N_JOBS,
+    Progress,
     ReportsStrata,
     base_sequence,
     run,
@@ -509,7 +510,7 @@ class Pram(ReportsStrata, ProtectionMethod):
         return bad
 
     # ------------------------------------------------------------------ contract
-    def _apply(self, md: Microdata) -> Protected:
+    def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
         rng = check_seed(self.seed)
         base: np.random.SeedSequence | None = None
         if self.by_strata and md.strata is not None:
@@ -548,7 +549,7 @@ class Pram(ReportsStrata, ProtectionMethod):
         if base is not None:  # each stratum with its own stream (in parallel with n_jobs > 1)
             self._draw_by_stratum(
                 cols, encoded, house, members, house_members, is_lead, lead, base,
-                matrices, alphas, new_codes,
+                matrices, alphas, new_codes, progress,
             )  # fmt: skip
         for c in cols if base is None else ():
             codes, levels = encoded[c]
@@ -649,6 +650,7 @@ class Pram(ReportsStrata, ProtectionMethod):
         matrices: dict[str, list[np.ndarray]],
         alphas: dict[str, list[float | None]],
         new_codes: dict[str, np.ndarray],
+        progress: Progress | None = None,
     ) -> None:
         """The matrices and draws, one task per stratum with its own stream (fills the dicts)."""
         n_strata = len(members)
@@ -668,7 +670,7 @@ class Pram(ReportsStrata, ProtectionMethod):
             tasks.append((settings, variables, seeds[s]))
             targets.append(rows_of)
         sizes = [len(rows) for rows in members]
-        done = run(_pram_stratum, tasks, self.n_jobs, weights=sizes)
+        done = run(_pram_stratum, tasks, self.n_jobs, weights=sizes, progress=progress)
         for i, c in enumerate(cols):
             result = encoded[c][0].copy()
             matrices[c], alphas[c] = [], []

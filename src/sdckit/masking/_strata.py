@@ -17,9 +17,9 @@ them one way of doing so:
   progress over strata.
 
 Progress: a callable ``progress(done, total)`` (strata finished, strata in all) is called in
-the calling process after each stratum.  Give it with :func:`reporting` around any call that
-applies a method (``with reporting(callback): session.apply(method)``), or as the keyword
-``progress=`` of the ``apply`` of the methods that work within strata (:class:`ReportsStrata`).
+the calling process after each stratum.  It is a call argument, ``progress=`` of the ``apply``
+of the methods that work within strata (:class:`ReportsStrata`), passed down to :func:`run`;
+never a parameter of the method (it says how far the work is, not how to do it).
 
 ``n_jobs``: the number of processes, ``-1`` for one per available core; the declared parameter
 :data:`N_JOBS` is shared by the methods.
@@ -32,7 +32,6 @@ import multiprocessing
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +49,6 @@ __all__ = [
     "Strata",
     "base_sequence",
     "n_workers",
-    "reporting",
     "run",
     "split",
     "stratum_seeds",
@@ -58,9 +56,6 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], object]
-
-#: The progress callback of the methods applied in this context (see :func:`reporting`).
-_PROGRESS: ContextVar[Progress | None] = ContextVar("sdckit_strata_progress", default=None)
 
 
 #: The declared ``n_jobs`` parameter of the methods that work within strata.
@@ -174,26 +169,6 @@ def stream_seed(seed: np.random.SeedSequence, stream: int) -> np.random.SeedSequ
 
 
 # ------------------------------------------------------------------------------ progress
-@contextlib.contextmanager
-def reporting(progress: Progress | None) -> Iterator[None]:
-    """Report the progress over strata of the methods applied inside the block.
-
-    ``progress(done, total)`` is called in this process after each stratum (``total``: the
-    strata of the method's pass, or of its passes together).  None: keep the callback of an
-    enclosing block.
-    """
-    if progress is None:
-        yield
-        return
-    if not callable(progress):
-        raise ParameterError("The 'progress' argument must be a callable progress(done, total).")
-    token = _PROGRESS.set(progress)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
-
-
 class ReportsStrata:
     """Mixin: ``apply(data, *, progress=None, **roles)`` reports progress over strata."""
 
@@ -202,8 +177,11 @@ class ReportsStrata:
 
         ``progress(done, total)``, if given, is called after each stratum is done.
         """
-        with reporting(progress):
-            return super().apply(data, **roles)  # type: ignore[misc]
+        if progress is not None and not callable(progress):
+            raise ParameterError(
+                "The 'progress' argument must be a callable progress(done, total)."
+            )
+        return self._protect(data, roles, progress=progress)  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------------------ running
@@ -251,18 +229,18 @@ def run(
     done: int = 0,
     total: int | None = None,
     weights: Sequence[float] | None = None,
+    progress: Progress | None = None,
 ) -> list[Any]:
     """``[fn(*task) for task in tasks]``, in ``n_jobs`` processes when more than one.
 
     ``fn`` must be a module-level function and the tasks picklable.  The results come back in
     task order whatever the order in which they finish; if tasks fail, the error of the first
-    failing task in task order is raised (as a serial run would).  The progress callback
-    (:func:`reporting`) is called with ``(done + tasks finished, total)`` (``total`` defaults
-    to ``done`` plus the number of tasks: give both when one method makes several passes).
+    failing task in task order is raised (as a serial run would).  ``progress``, if given, is
+    called in this process with ``(done + tasks finished, total)`` (``total`` defaults to
+    ``done`` plus the number of tasks: give both when one method makes several passes).
     ``weights`` (the records of each stratum) orders the submission, largest first, to balance
     the workers.
     """
-    progress = _PROGRESS.get()
     n = len(tasks)
     total = done + n if total is None else total
     workers = n_workers(n_jobs, n)

@@ -81,7 +81,15 @@ from sdckit._validation import (
     column_list,
 )
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._strata import N_JOBS, ReportsStrata, Strata, run, split, stratum_seeds
+from sdckit.masking._strata import (
+    N_JOBS,
+    Progress,
+    ReportsStrata,
+    Strata,
+    run,
+    split,
+    stratum_seeds,
+)
 from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import (
     Boolean,
@@ -546,7 +554,7 @@ class AddNoise(ReportsStrata, ProtectionMethod):
         return method, noise, delta, rule, quantile
 
     # -------------------------------------------------------------- the methods
-    def _apply(self, md: Microdata) -> Protected:
+    def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
         method, noise, delta, rule, quantile = self._check_params()
         free, edits = self._columns(md)
         x = _column_matrix(md.frame, free)
@@ -563,7 +571,9 @@ class AddNoise(ReportsStrata, ProtectionMethod):
             y, found = _perturb(x, sd, free, is_house, lead, settings, check_seed(self.seed))
             details.update(found)
         else:  # each stratum on its own, with its own stream (in parallel with n_jobs > 1)
-            y = self._perturb_strata(md, x, free, is_house, lead, settings, strata, details)
+            y = self._perturb_strata(
+                md, x, free, is_house, lead, settings, strata, details, progress
+            )
         new = {v: y[:, j] for j, v in enumerate(free)}
         for total, comps in edits:
             original_total = md.frame.get_column(total).cast(pl.Float64).fill_nan(None)
@@ -612,6 +622,7 @@ class AddNoise(ReportsStrata, ProtectionMethod):
         settings: tuple[str, float, float, str, float],
         strata: Strata,
         details: dict[str, Any],
+        progress: Progress | None = None,
     ) -> np.ndarray:
         """The perturbed values, one task per stratum; the details per stratum and in all."""
         seeds = stratum_seeds(self.seed, strata.n_strata)
@@ -623,7 +634,7 @@ class AddNoise(ReportsStrata, ProtectionMethod):
             )
             for s, rows in enumerate(strata.rows)
         ]  # fmt: skip
-        done = run(_perturb_stratum, tasks, self.n_jobs, weights=strata.sizes())
+        done = run(_perturb_stratum, tasks, self.n_jobs, weights=strata.sizes(), progress=progress)
         y = np.empty_like(x)
         parts = []
         for rows, (ys, found) in zip(strata.rows, done, strict=True):

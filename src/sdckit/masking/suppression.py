@@ -48,7 +48,15 @@ import polars as pl
 from sdckit._codes import first_index, group_ids
 from sdckit._validation import check_choice, check_int, check_real, column_list
 from sdckit.errors import ColumnError, InfeasibleError, ParameterError
-from sdckit.masking._strata import N_JOBS, ReportsStrata, Strata, n_workers, run, split
+from sdckit.masking._strata import (
+    N_JOBS,
+    Progress,
+    ReportsStrata,
+    Strata,
+    n_workers,
+    run,
+    split,
+)
 from sdckit.masking._suppression_kernel import key_words, suppress_to_k
 from sdckit.masking._suppression_restore import (
     close_inferences_kernel,
@@ -640,7 +648,7 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             )
         return groups
 
-    def _apply(self, md: Microdata) -> Protected:
+    def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
         k, combos, fixed = self._check(md)
         priority = _priority(md, self.importance, [md.keys[j] for j in fixed])
         kc = md.key_codes
@@ -658,7 +666,9 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             sub_codes = kc.codes[:, free]
             card, prio = kc.cardinalities[free], priority[free]
             tasks = [(sub_codes[rows], card, k, prio, wildcard, subsets) for rows in groups.rows]
-            done = run(_suppress_subsets, tasks, self.n_jobs, weights=groups.sizes())
+            done = run(
+                _suppress_subsets, tasks, self.n_jobs, weights=groups.sizes(), progress=progress
+            )
             out = np.empty_like(sub_codes)
             for rows, result in zip(groups.rows, done, strict=True):
                 out[rows] = result
