@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from sdckit.errors import ParameterError
 from sdckit.jobs import Outputs, Runner, load_job, run_job
 from sdckit.masking import LocalSuppression, Pram
+from sdckit.microdata import Microdata
+from sdckit.protection import get_method
 from sdckit.release import ReleaseTarget
 
 ROLES = {"keys": ["sex", "region", "age"], "numeric": ["income"], "weight": "w"}
@@ -162,7 +164,7 @@ STEPS = st.sampled_from(
 
 
 @settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     data_seed=st.integers(0, 10**6),
@@ -170,23 +172,38 @@ STEPS = st.sampled_from(
     steps=st.lists(STEPS, min_size=1, max_size=3),
     k=st.sampled_from([None, 2, 3]),
     finish=st.booleans(),
+    as_objects=st.booleans(),
 )
 def test_a_job_built_step_by_step_round_trips_through_its_toml(
-    data_seed: int, job_seed: int, steps: list[tuple[str, dict]], k: int | None, finish: bool
+    data_seed: int,
+    job_seed: int,
+    steps: list[tuple[str, dict]],
+    k: int | None,
+    finish: bool,
+    as_objects: bool,
 ) -> None:
-    """Objects -> steps -> to_toml -> load_job -> run_job: the same protected file, byte for
-    byte, and the same release decision."""
+    """Objects (a Microdata and method objects) or job tables -> steps -> to_toml -> load_job
+    -> run_job: the same protected file, byte for byte, and the same release decision."""
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         target = ReleaseTarget(k=k) if k is not None else None
-        built = runner_on(
-            tmp, data_seed, seed=job_seed, target=target,
-            outputs=Outputs(data=tmp / "a" / "protected.csv"),
-        )  # fmt: skip
+        options = {"seed": job_seed, "target": target,
+                   "outputs": Outputs(data=tmp / "a" / "protected.csv")}  # fmt: skip
+        if as_objects:  # a Microdata built in Python, the file it was written to as [input]
+            frame = survey(data_seed)
+            frame.write_csv(tmp / "survey.csv")
+            built = Runner(
+                Microdata(frame, **ROLES), input={"file": str(tmp / "survey.csv")}, **options
+            )  # type: ignore[arg-type]
+        else:
+            built = runner_on(tmp, data_seed, **options)
         if finish:  # a last 3-anonymous step: most such files may be released
             steps = [*steps, ("local_suppression", {"k": 3})]
         for name, params in steps:
-            built.apply_step(name, params)
+            if as_objects:  # a method object; one without a seed gets the job's seed rule
+                built.apply_step(get_method(name)(**params))
+            else:
+                built.apply_step(name, params)
         written, refusal = built.write()
         job_path = tmp / "job.toml"
         job_path.write_text(
