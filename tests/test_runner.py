@@ -158,6 +158,7 @@ STEPS = st.sampled_from(
         ("local_suppression", {"k": 3, "importance": {"sex": 3, "age": 1, "region": 2}}),
         ("add_noise", {"variables": ["income"], "noise": 5.0}),
         ("microaggregation", {"variables": ["income"], "k": 3}),
+        ("microaggregation", {"variables": ["income"], "k": 4, "method": "univariate"}),
         ("global_recoding", {"mapping": {"age": {"1": "1-2", "2": "1-2"}}}),
     ]
 )
@@ -219,3 +220,17 @@ def test_a_job_built_step_by_step_round_trips_through_its_toml(
             assert a == (tmp / "b" / "protected.csv").read_bytes()
         else:
             assert not (tmp / "b" / "protected.csv").exists()
+
+
+def test_a_parameter_called_method_survives_the_job_file(tmp_path: Path) -> None:
+    """Microaggregation's own 'method' parameter, given flat or as a step's TOML table with a
+    params sub-table, is kept (and written to the params sub-table of the job file)."""
+    run = runner_on(tmp_path, seed=1)
+    run.apply_step("microaggregation", {"variables": ["income"], "k": 4, "method": "univariate"})
+    run.apply_step("microaggregation", {"k": 5, "params": {"method": "mdav"}})
+    assert [s.method.method for s in run.steps] == ["univariate", "mdav"]
+    steps = run.to_document()["steps"]
+    assert steps[0] == {"method": "microaggregation", "params": {"method": "univariate"},
+                        "variables": ["income"], "k": 4, "seed": 1}  # fmt: skip
+    assert steps[1] == {"method": "microaggregation", "params": {"method": "mdav"}, "k": 5,
+                        "seed": 2}  # fmt: skip

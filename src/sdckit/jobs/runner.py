@@ -298,7 +298,9 @@ class Runner:
         elif isinstance(method, str):
             name = method
             cls = method_class(name, f"step {number}")
-            given = merge_params({"method": name, **dict(params or {})}, ("method",), name)
+            # the parameters flat, or a step's TOML table (its ``params`` sub-table merged: a
+            # parameter called ``method``, such as microaggregation's, may stand there)
+            given = merge_params(dict(params or {}), (), f"step {number} ({name})")
         else:
             raise ParameterError(
                 "A step is a method name such as 'pram' with its parameters, or a method "
