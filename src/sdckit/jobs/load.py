@@ -272,6 +272,33 @@ def _steps(
     return tuple(steps)
 
 
+def _check_numbers_read_as_text(steps: Sequence[StepSpec], frame: pl.DataFrame) -> None:
+    """A step that works on a column as numbers (a parameter of the numeric role, such as
+    interval recoding's ``columns``) naming a key the CSV file holds as numbers but the job
+    reads as text (the rule of ``[input]``): say the fix now, not "not numeric" after the
+    steps before it have run."""
+    for step in steps:
+        for name, param in type(step.method).parameters.items():
+            forms = param.schema()["forms"]
+            if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
+                       for f in forms):  # fmt: skip
+                continue
+            value = step.params.get(name)
+            for col in [value] if isinstance(value, str) else list(value or []):
+                if not isinstance(col, str) or col not in frame.columns:
+                    continue
+                s = frame.get_column(col)
+                if s.dtype == pl.String and (
+                    s.str.strip_chars().cast(pl.Float64, strict=False).null_count()
+                    == s.null_count()
+                ):
+                    raise ParameterError(
+                        f"{step.where}: the key {col!r} is read from "
+                        "the file as text (key columns are, to keep codes such as 007); to work "
+                        f'on it as numbers, add [input] numeric_keys = ["{col}"] to the job file.'
+                    )
+
+
 def _label(value: Any) -> str:
     if isinstance(value, dict | list):
         return "..."
@@ -465,6 +492,7 @@ def load_job(
     md = Microdata(frame, **roles)
     md, notes = _with_detected_household_level(md, _detect_household_level(roles_spec))
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
+    _check_numbers_read_as_text(steps, frame)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
