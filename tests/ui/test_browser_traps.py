@@ -170,6 +170,7 @@ def test_levels_cut_at_breaks_and_the_release_says_what_changed(
     page.click("nav a[href='/data']")
     page.wait_for_selector("#roles-form")
     page.check("input[aria-label='drop weight']")
+    page.uncheck("input[aria-label='drop date_of_birth']")  # released: it identifies records
     page.click("#save-roles")
     page.wait_for_selector("#risk-figures")
     settle(page)
@@ -186,4 +187,27 @@ def test_levels_cut_at_breaks_and_the_release_says_what_changed(
     assert "e" not in steps_risk + released_risk
     why = page.inner_text("#risk-why")
     assert "The sampling weight 'weight' is not released" in why
+    # one unit for risk, said in the labels
+    assert "global risk (% of records)" in page.inner_text("#check-figures")
+    # the findings' fixes in the words of the controls, not job-file syntax
+    row = page.locator("#findings tbody tr", has_text="date_of_birth").first
+    assert "tick “drop” for 'date_of_birth' on the Roles page" in row.locator(".fix").inner_text()
+    main = page.inner_text("main")
+    assert "[output]" not in main and "[roles]" not in main
+    assert "may not be released" in page.inner_text("#check-result")
+
+    # the R-U map: a word as the maximum risk is refused beside the box; the risk in percent
+    page.click("nav a[href='/rumap']")
+    page.wait_for_selector("#ru-max")
+    assert "% of records" in page.inner_text("label[for='ru-max']")
+    page.fill("#ru-max", "high")
+    page.click("form[action^='/rumap/settings'] button[type=submit]")
+    error = page.wait_for_selector("#ru-max-error")
+    assert "takes a number" in error.inner_text() and page.input_value("#ru-max") == "high"
+    assert ws.ru_settings["max_risk"] is None
+    page.fill("#ru-max", "0.5")
+    page.click("form[action^='/rumap/settings'] button[type=submit]")
+    expect(page.locator("#ru-max-error")).to_have_count(0)
+    assert ws.ru_settings["max_risk"] == 0.005  # half a percent of the records, as a share
+    assert page.input_value("#ru-max") == "0.5"
     assert page.errors == []

@@ -19,7 +19,14 @@ from sdckit import __version__
 from sdckit.errors import SdcError
 from sdckit.ui._release_view import compare_risk
 from sdckit.ui._tasks import Task
-from sdckit.ui._words import controls_words, fmt_number, params_text
+from sdckit.ui._words import (
+    candidate_text,
+    controls_words,
+    finding_fix,
+    fmt_number,
+    params_text,
+    risk_label,
+)
 from sdckit.ui._workspace import PRIMARY_ROLES, Workspace
 
 __all__ = [
@@ -54,6 +61,9 @@ def _environment() -> jinja2.Environment:
     env.filters["num"] = fmt_number
     env.filters["params"] = params_text
     env.filters["words"] = controls_words
+    env.filters["fix"] = finding_fix
+    env.filters["candidate"] = candidate_text
+    env.filters["risk_label"] = risk_label
     env.globals["urlencode"] = urlencode
     env.globals["version"] = __version__
     env.globals["role_labels"] = PRIMARY_ROLES

@@ -13,7 +13,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["controls_words", "fmt_number", "params_text"]
+__all__ = [
+    "candidate_text",
+    "controls_words",
+    "finding_fix",
+    "fmt_number",
+    "params_text",
+    "remedy_words",
+    "risk_label",
+]
 
 #: Parameters not worth a word in the history (the session's seed rule sets them).
 _QUIET = frozenset({"seed"})
@@ -97,6 +105,29 @@ def params_text(params: Mapping[str, Any]) -> str:
     return text if len(text) <= _MAX_CHARS else text[: _MAX_CHARS - 1] + "…"
 
 
+def risk_label(label: str) -> str:
+    """A risk figure's label with its unit said: global and household risks in percent of the
+    records, an individual risk as a probability.
+
+    Examples
+    --------
+    >>> risk_label("global risk (%)"), risk_label("highest individual risk")
+    ('global risk (% of records)', 'highest individual risk (a probability)')
+    """
+    if label.endswith("risk (%)"):
+        return label[: -len("(%)")] + "(% of records)"
+    if label == "highest individual risk":
+        return label + " (a probability)"
+    return label
+
+
+def candidate_text(candidate: Mapping[str, Any]) -> str:
+    """An R-U map candidate's parameters and grid in words (``k = 3; grid: k 2, 3, 5``)."""
+    params = dict(candidate.get("params") or {})
+    params.update({k: v for k, v in candidate.items() if k not in ("method", "label", "params")})
+    return params_text(params)
+
+
 #: Job-file syntax -> the words of the interface's controls (the pages that have them).
 _CONTROLS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\[roles\] linked = \{[^}]*\}"), "the role “linked to a key” on the Roles page"),
@@ -141,3 +172,34 @@ def controls_words(message: str) -> str:
     for pattern, words in _CONTROLS:
         message = pattern.sub(words, message)
     return message
+
+
+def remedy_words(remedy: Any) -> str:
+    """A release check's remedy (:class:`sdckit.release` ``Remedy``) in the words of the
+    interface's controls where it has one (the Roles page's boxes, this page's settings), else
+    in the remedy's own words (:meth:`Remedy.words`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as R
+    >>> remedy_words(R(action="drop", column="dob", target=None, words=lambda: ""))
+    "tick “drop” for 'dob' on the Roles page"
+    """
+    c, t = remedy.column, remedy.target
+    controls = {
+        "drop": f"tick “drop” for {c!r} on the Roles page",
+        "link": f"give {c!r} the role “linked to a key”, linked to {t!r}, on the Roles page",
+        "household_level": f"tick “household-level” for {t!r} on the Roles page",
+        "identifier": f"give {c!r} the role “direct identifier” on the Roles page",
+        "shuffle": "choose “random” as the record order (Release plan, on this page)",
+        "drop_household_id": "choose “left out” for the household id (Release plan, on this page)",
+        "calibrate_weights": (
+            f"apply “weight calibration” to {c!r} on the Protect page, after the other steps"
+        ),
+    }
+    return controls.get(remedy.action) or remedy.words()
+
+
+def finding_fix(finding: Any) -> str:
+    """All the remedies of a release finding, best first, in the controls' words."""
+    return " or ".join(remedy_words(r) for r in getattr(finding, "remedies", ()))
