@@ -183,8 +183,9 @@ async def export_settings(request: Request) -> Response:
     if fmt not in WRITABLE:
         errors["format"] = f"Choose one of {', '.join(WRITABLE)}."
     if errors:
+        draft = {k: str(v) for k, v in form.items() if isinstance(v, str)}  # kept as typed
         return render(request, "export.html.j2", status=422, page="export", errors=errors,
-                      job_text="", job_error=None, writable=WRITABLE)  # fmt: skip
+                      job_text="", job_error=None, writable=WRITABLE, draft=draft)  # fmt: skip
     with ws.lock:
         ws.target = target
         ws.seed = int(seed_text)

@@ -142,6 +142,8 @@ async def build(request: Request) -> Response:
             message = sdc_message(exc)
             key = next((k for k in ("value", "weight", "n_top") if f"'{k}'" in message or
                         f"table.{k}" in message), "dimensions")  # fmt: skip
+            if message.startswith("The value column"):
+                key = "value"  # the magnitude's own box
             if "missing =" in message or "'missing'" in message:
                 key = "missing"  # said beside the control that sets it, in its words
             errors[key] = controls_words(message)
