@@ -87,3 +87,17 @@ def test_a_key_of_codes_is_not_taken_for_numbers(survey: Path) -> None:
     with pytest.raises(SdcError) as info:
         run_job(load_job(path), write=False)
     assert "numeric_keys" not in str(info.value)
+
+
+def test_a_parquet_key_of_digit_codes_gets_no_csv_advice(tmp_path: Path) -> None:
+    """Outside CSV files no column is read as text: no numeric_keys advice there."""
+    frame = generate_household_survey(200, seed=3).with_columns(pl.col("age").cast(pl.String))
+    frame.write_parquet(tmp_path / "survey.parquet")
+    path = tmp_path / "job.toml"
+    path.write_text(
+        JOB.format(extra="", method="interval_recoding", params=METHODS["interval_recoding"])
+        .replace("survey.csv", "survey.parquet")
+    )
+    with pytest.raises(SdcError) as info:
+        run_job(load_job(path), write=False)
+    assert "numeric_keys" not in str(info.value)

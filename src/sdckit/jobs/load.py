@@ -272,11 +272,20 @@ def _steps(
     return tuple(steps)
 
 
-def _check_numbers_read_as_text(steps: Sequence[StepSpec], frame: pl.DataFrame) -> None:
+def _check_numbers_read_as_text(
+    steps: Sequence[StepSpec], frame: pl.DataFrame, input_spec: dict[str, Any]
+) -> None:
     """A step that works on a column as numbers (a parameter of the numeric role, such as
     interval recoding's ``columns``) naming a key the CSV file holds as numbers but the job
     reads as text (the rule of ``[input]``): say the fix now, not "not numeric" after the
     steps before it have run."""
+    from sdckit.io import detect_format
+
+    if (
+        "file" not in input_spec
+        or detect_format(str(input_spec["file"]), input_spec.get("format")) != "csv"
+    ):
+        return  # only a CSV file's keys are read as text
     for step in steps:
         for name, param in type(step.method).parameters.items():
             forms = param.schema()["forms"]
@@ -492,7 +501,7 @@ def load_job(
     md = Microdata(frame, **roles)
     md, notes = _with_detected_household_level(md, _detect_household_level(roles_spec))
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
-    _check_numbers_read_as_text(steps, frame)
+    _check_numbers_read_as_text(steps, frame, input_spec)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
