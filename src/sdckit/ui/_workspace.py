@@ -441,10 +441,17 @@ class Workspace:
         """Apply a prepared step (a task), first reading the key columns ``needed`` as numbers
         (the roles are assessed again with them in ``numeric_keys``, which the exported job
         lists, so that ``sdckit protect`` reads the file the same way)."""
-        if needed:
-            numeric_keys = [*self.numeric_keys, *(c for c in needed if c not in self.numeric_keys)]
-            self.set_roles(self.roles, self.drop, numeric_keys, progress)
-        self.apply_step(spec, method, progress)
+        if not needed:
+            self.apply_step(spec, method, progress)
+            return
+        before = list(self.numeric_keys)
+        self.set_roles(self.roles, self.drop, [*before, *needed], progress)
+        try:
+            self.apply_step(spec, method, progress)
+        except Exception:
+            # the step failed: the keys are read as before (nothing changed but the message)
+            self.set_roles(self.roles, self.drop, before, lambda *a: None)
+            raise
 
     def apply_step(self, spec: dict[str, Any], method: Any, progress: Any) -> None:
         """Apply a prepared step (a task)."""
