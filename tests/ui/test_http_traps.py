@@ -82,3 +82,16 @@ def test_the_magnitude_error_is_beside_the_magnitude(server, tmp_path) -> None:
     part = r.text[r.text.index('id="value"') :]
     part = part[: part.index("</div>")]
     assert "The value column &#39;income&#39; has missing" in part
+
+
+def test_a_word_in_the_records_filter_is_said_beside_it(server, tmp_path) -> None:
+    c = logged_in(server)
+    open_file(server, c, FRAME, tmp_path)
+    assert c.post("/data/roles", data={"role:region": "key", "role:sex": "key"}).status_code == 303
+    wait(server)
+    r = c.get("/risk", params={"mode": "k", "k": "three", "threshold": "high"})
+    assert r.status_code == 200
+    assert 'id="k-error"' in r.text and "the records shown use k = 3" in r.text
+    assert 'id="threshold-error"' in r.text and 'value="three"' in r.text
+    r = c.get("/risk", params={"mode": "k", "k": "4", "threshold": "0.1"})
+    assert 'id="k-error"' not in r.text and 'id="threshold-error"' not in r.text

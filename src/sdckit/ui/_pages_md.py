@@ -191,6 +191,16 @@ def records_view(ws: Workspace, query: dict[str, str]) -> dict[str, Any]:
     mode = query.get("mode", "k")
     k = _int(query.get("k"), ws.target.get("k") or 3, 2, 1000)
     threshold = _float(query.get("threshold"), 0.05)
+    # a word typed as a number is said beside the filter (the default is used, and shown)
+    filter_error: dict[str, str] = {}
+    k_text, threshold_text = str(query.get("k", k)).strip(), str(query.get("threshold", threshold))
+    if k_text and not k_text.isdigit():
+        filter_error["k"] = "k takes a whole number such as 3; the records shown use k = " + str(k)
+    if threshold_text.strip() and _float(threshold_text, -1.0) == -1.0:
+        filter_error["threshold"] = (
+            "The individual risk takes a number from 0 to 1 such as 0.05; the records shown use "
+            f"{threshold:g}."
+        )
     if "fk" not in frame.columns:
         mode = "all"
     if mode == "k":
@@ -218,7 +228,8 @@ def records_view(ws: Workspace, query: dict[str, str]) -> dict[str, Any]:
     return {
         "columns": frame.columns, "rows": shown, "total": total, "page": page, "pages": pages,
         "sort": sort, "desc": desc, "mode": mode, "k": k, "threshold": threshold,
-        "col": column, "val": value, "records": frame.height,
+        "col": column, "val": value, "records": frame.height, "filter_error": filter_error,
+        "k_text": k_text, "threshold_text": threshold_text,
     }  # fmt: skip
 
 
