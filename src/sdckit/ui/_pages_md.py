@@ -291,6 +291,8 @@ def _levels(ws: Workspace, column: str, limit: int = 300) -> list[tuple[str, int
         ws.session.current.frame.get_column(column).drop_nulls().cast(pl.String)
         .value_counts(sort=False).sort(column)
     )  # fmt: skip
+    if counts.height > 10 * limit:  # not a list of categories: no numeric sort of them all
+        counts = counts.head(limit)
     rows = [(str(v), int(n)) for v, n in counts.iter_rows()]
     numbers = [_as_number(v) for v, _ in rows]
     if rows and all(x is not None for x in numbers):  # -1, 0, 1, 2, ..., 10, not 1, 10, 11
