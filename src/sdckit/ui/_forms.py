@@ -201,8 +201,10 @@ def _number(text: str) -> Any:
 
 def _strict_number(text: str, name: str) -> int | float:
     """The number typed in a number box; anything else is refused (never the default)."""
-    value = _number(text.replace(",", "") if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+", text.strip())
-                    else text)  # fmt: skip
+    t = text.strip()
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+", t):  # 1,000: the pages' own way of writing it
+        t = t.replace(",", "")
+    value = _number(t)
     if isinstance(value, str):
         raise FormError(
             name,
