@@ -36,6 +36,7 @@ from sdckit.tables import (
     suppress_modular,
     suppress_optimal,
 )
+from sdckit.twins import function_twins
 
 FAMILIES = ("rule", "table")
 CLASSES = [(family, name) for family in FAMILIES for name in sorted(registry(family))]
@@ -217,6 +218,11 @@ def test_clone_and_set_params_give_the_same_result(family: str, name: str) -> No
     assert _same(_fingerprint(_run(reset, table)), expected)
     with pytest.raises(SdcError, match="no parameter"):
         copy.set_params(no_such_parameter=1)
+
+
+def test_twins_are_the_generated_ones() -> None:
+    generated = {cls.__name__: fn for cls, fn in function_twins("table").items()}
+    assert generated == TWINS
 
 
 @pytest.mark.parametrize("name", sorted(TWINS))
