@@ -213,3 +213,36 @@ def test_any_unknown_keyword_is_named_and_its_value_never_shown(name: str, value
         assert f"no parameter {name!r}." in message
         assert "Valid parameters: variables, transition, min_diagonal" in message
         assert "\u00a7" not in message
+
+
+def _required(cls: type[Parameterised]) -> list[str]:
+    init = inspect.signature(cls.__init__).parameters
+    return [n for n, p in init.items() if n != "self" and p.default is p.empty]
+
+
+REQUIRED = [(f, n) for f, n in CLASSES if _required(_cls(f, n))]
+
+
+def test_some_classes_have_required_parameters() -> None:
+    names = {n for _, n in REQUIRED}
+    assert {
+        "TopBottomCoding",
+        "IntervalRecoding",
+        "RiskSuppression",
+        "DeterministicRounding",
+    } <= names
+
+
+@pytest.mark.parametrize(("family", "name"), REQUIRED, ids=[f"{f}-{n}" for f, n in REQUIRED])
+def test_a_missing_required_parameter_is_named(family: str, name: str) -> None:
+    cls = _cls(family, name)
+    missing = _required(cls)
+    with pytest.raises(ParameterError) as info:
+        cls()
+    assert str(info.value) == (
+        f"{name} needs the parameter(s) {', '.join(map(repr, missing))}: {name}({missing[0]}=...)."
+    )
+    if family != "rule":
+        _, data = cls.contract_example()  # type: ignore[attr-defined]
+        with pytest.raises(ParameterError, match="needs the parameter"):
+            _twin(family, name)(data)
