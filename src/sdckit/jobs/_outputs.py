@@ -1,0 +1,132 @@
+"""The outputs of a job, checked before any work, and how the protected file is written.
+
+A job's outputs are checked when it is loaded, before a step runs: each can be written (its
+folder exists or can be created, and a file can really be created in it), no two are the same
+file (also after ``--out-dir`` moved them), none is the input, and the format of the protected
+file can hold every column name the release keeps.  Each problem is a one-line
+:class:`~sdckit.errors.SdcError` naming the output or the column and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from sdckit.errors import ParameterError
+from sdckit.io import (
+    FileMetadata,
+    carry_labels,
+    check_column_names,
+    check_output_path,
+    detect_format,
+    read_labels,
+)
+
+__all__ = [
+    "check_data_columns",
+    "check_outputs",
+    "input_labels",
+    "timestamp_of",
+    "write_options",
+]
+
+_LABELLED = ("spss", "stata")
+
+
+def _named(key: str, moved: bool) -> str:
+    return f"output {key!r} (moved by --out-dir)" if moved else f"[output] {key!r} file"
+
+
+def check_outputs(
+    outputs: Mapping[str, Path | None],
+    *,
+    input_path: Path | None = None,
+    moved: bool = False,
+    section: str = "output",
+) -> None:
+    """Refuse outputs that are the same file, the input, or cannot be written.
+
+    Parameters
+    ----------
+    outputs : dict of str to Path or None
+        The outputs of the job by their key in ``[output]`` (None: not asked for).
+    input_path : Path, optional
+        The input file, which no output may replace.
+    moved : bool, default False
+        The paths were moved by ``--out-dir`` (the messages say so).
+    section : str, default "output"
+        The job file's section of the outputs (for the messages).
+
+    Raises
+    ------
+    ParameterError
+        Two outputs are one file, or an output is the input file.
+    DataError
+        An output cannot be written (a path under a file, a folder without write access, a
+        file system that refuses new files).
+    """
+    source = input_path.resolve() if input_path is not None else None
+    seen: dict[Path, str] = {}
+    for key, path in outputs.items():
+        if path is None:
+            continue
+        resolved = path.resolve()
+        if source is not None and resolved == source:
+            raise ParameterError(
+                f"The {_named(key, moved)} is the input file; write the outputs to other files "
+                "so that the input is not overwritten."
+            )
+        if resolved in seen:
+            first = seen[resolved]
+            if moved:
+                raise ParameterError(
+                    f"--out-dir puts [{section}] {first!r} and {key!r} into the same file "
+                    f"{str(path)!r}; give them different file names, or leave out --out-dir."
+                )
+            raise ParameterError(
+                f"[{section}] {first!r} and {key!r} are the same file ({str(path)!r}); give each "
+                "output its own path."
+            )
+        seen[resolved] = key
+    for key, path in outputs.items():
+        if path is not None:
+            check_output_path(path, _named(key, moved))
+
+
+def check_data_columns(path: Path | None, names: Sequence[str], *, moved: bool = False) -> None:
+    """Refuse a protected file whose format cannot hold one of the column names ``names``."""
+    if path is None:
+        return
+    check_column_names(names, detect_format(path), _named("data", moved))
+
+
+def timestamp_of(spec: Mapping[str, Any], section: str = "output") -> bool:
+    """``[output] timestamp`` (default false), checked."""
+    value = spec.get("timestamp", False)
+    if not isinstance(value, bool):
+        raise ParameterError(
+            f"[{section}] 'timestamp' must be true (write the time into the reports and the "
+            "file headers) or false (the default: the same seed gives the same bytes)."
+        )
+    return value
+
+
+def input_labels(path: Path | None, format: str | None = None) -> FileMetadata | None:
+    """The value and variable labels of an SPSS or Stata input file (None for other inputs)."""
+    if path is None or detect_format(path, format) not in _LABELLED:
+        return None
+    return read_labels(path, format=format)
+
+
+def write_options(
+    frame: pl.DataFrame, path: Path, labels: FileMetadata | None, timestamp: bool
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`sdckit.io.write_data` for the protected file: the input's
+    labels that the output format can hold (for the codes still present) and the timestamp."""
+    options: dict[str, Any] = {"timestamp": timestamp}
+    if labels is not None:
+        options.update(carry_labels(frame, labels, detect_format(path)))
+    return options
