@@ -377,3 +377,51 @@ def test_kill_9_at_any_moment_leaves_complete_files_or_none(inputs: Path, tmp_pa
     code, _, stderr = protect(path)
     assert code == 0, stderr
     assert temp_files(out) == []
+
+
+# ----------------------------------------------------------------------------- table jobs
+@pytest.mark.parametrize(
+    ("key", "where", "needle"),
+    [
+        ("table", "{inputs}/a_file/t.csv", "is a file"),
+        ("table_full", "/proc/sdckit-fuzz/t.csv", "no file can be created"),
+        ("report_internal", "{inputs}/a_file/r.html", "is a file"),
+    ],
+)
+def test_a_table_job_output_that_cannot_be_written_is_refused_before_any_work(
+    inputs: Path, tmp_path: Path, key: str, where: str, needle: str
+) -> None:
+    data = tmp_path / "survey.csv"
+    survey().write_csv(data)
+    outputs = {"table": "o/t.csv", "table_full": "o/full.csv"}
+    outputs[key] = where.format(inputs=inputs.as_posix())
+    lines = "\n".join(f'{k} = "{v}"' for k, v in outputs.items())
+    path = tmp_path / "table.toml"
+    path.write_text(
+        textwrap.dedent(
+            f"""
+            [input]
+            file = "{data.as_posix()}"
+            [table]
+            dimensions = ["region", "sex"]
+            [[rules]]
+            rule = "min_frequency"
+            threshold = 3
+            [suppression]
+            method = "optimal"
+            [output]
+            """
+        )
+        + lines
+        + "\n",
+        encoding="utf-8",
+    )
+    before = snapshot(inputs)
+    result = runner.invoke(app, ["table", str(path)])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 2, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    message = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(message) == 1 and needle in message[0] and f"'{key}'" in message[0], message
+    assert not (tmp_path / "o").exists()  # nothing written, no folder created
+    assert snapshot(inputs) == before
