@@ -305,3 +305,34 @@ def test_carried_labels_are_a_subset_for_present_codes(
     assert set(got) == {str(k) if as_text else k for k in labelled} & present
     for code, label in got.items():
         assert labelled[int(code)] == label
+
+
+def test_labels_follow_the_global_recodings() -> None:
+    from types import SimpleNamespace
+
+    from sdckit.jobs._outputs import recoded_labels
+
+    def step(mappings: dict[str, dict[str, str]]) -> SimpleNamespace:
+        return SimpleNamespace(result=SimpleNamespace(details={"mappings": mappings}))
+
+    meta = FileMetadata(
+        "spss", {"region": "Region"}, {"region": {1: "North", 2: "South", 3: "East", 4: "West"}}
+    )
+    merged = recoded_labels(meta, [step({"region": {"4": "3"}})])
+    assert merged.value_labels["region"] == {1: "North", 2: "South", "3": "East / West"}
+    assert merged.column_labels == {"region": "Region"}
+    # a new code for two, then a second recoding; an unlabelled code leaves its merge unlabelled
+    grouped = recoded_labels(
+        meta,
+        [step({"region": {"1": "n", "2": "n"}}), step({"region": {"n": "all", "7": "all"}})],
+    )
+    assert grouped.value_labels["region"] == {3: "East", 4: "West"}
+    renamed = recoded_labels(meta, [step({"region": {"1": "n", "2": "n"}})])
+    assert renamed.value_labels["region"] == {3: "East", 4: "West", "n": "North / South"}
+    # other steps (PRAM, suppression) keep the meaning of the codes
+    assert recoded_labels(meta, [SimpleNamespace(result=SimpleNamespace(details={}))]) == meta
+    # a new numeric code written as text in a numeric column
+    frame = pl.DataFrame({"region": [1, 3]})
+    assert carry_labels(frame, merged, "spss")["value_labels"] == {
+        "region": {1: "North", 3: "East / West"}
+    }

@@ -892,8 +892,12 @@ def _code_as(key: Any, dtype: Any) -> Any:
     whole = isinstance(key, int) or (isinstance(key, float) and key.is_integer())
     if dtype == pl.String:
         return str(int(key)) if whole and not isinstance(key, str) else str(key)
-    if isinstance(key, str):
-        return None
+    if isinstance(key, str):  # a recoding's new code given as text ("3") in a numeric column
+        try:
+            key = float(key)
+        except ValueError:
+            return None
+        whole = key.is_integer()
     if dtype.is_integer():
         return int(key) if whole else None
     if dtype.is_float():

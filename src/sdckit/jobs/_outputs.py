@@ -29,6 +29,7 @@ __all__ = [
     "check_data_columns",
     "check_outputs",
     "input_labels",
+    "recoded_labels",
     "timestamp_of",
     "write_options",
 ]
@@ -121,12 +122,62 @@ def input_labels(path: Path | None, format: str | None = None) -> FileMetadata |
     return read_labels(path, format=format)
 
 
+def _code_key(value: Any) -> str:
+    """A code as text, to compare the codes of a mapping (TOML text) with labelled numbers."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def recoded_labels(labels: FileMetadata, steps: Sequence[Any] = ()) -> FileMetadata:
+    """The value labels of ``labels`` carried through the global recodings of ``steps``.
+
+    A code mapped to another loses its label; the code it is mapped to gets the labels of every
+    code merged into it, joined by " / " (``{"4": "3"}`` labels 3 "East / West"; a new code such
+    as ``"north"`` for 1 and 2 gets "North / South").  A merged code gets no label when one of
+    its codes has none.  Other methods keep the meaning of the codes, so their labels.
+
+    Parameters
+    ----------
+    labels : FileMetadata
+        The labels of the input.
+    steps : sequence of Step
+        The steps of the session, in order (:attr:`sdckit.session.Session.history`); a global
+        recoding lists its ``{column: {old: new}}`` tables in ``result.details["mappings"]``.
+    """
+    values = {c: dict(v) for c, v in labels.value_labels.items()}
+    for step in steps:
+        details = getattr(getattr(step, "result", None), "details", None) or {}
+        for column, table in (details.get("mappings") or {}).items():
+            if column not in values:
+                continue
+            current = {_code_key(k): (k, label) for k, label in values[column].items()}
+            mapped = {_code_key(old) for old in table}
+            kept = {k: v for k, v in values[column].items() if _code_key(k) not in mapped}
+            targets: dict[str, tuple[Any, list[str]]] = {}
+            for old, new in table.items():
+                targets.setdefault(_code_key(new), (new, []))[1].append(_code_key(old))
+            for key, (new, sources) in targets.items():
+                own = [key] if key in current and key not in mapped else []
+                codes = own + [c for c in sources if c != key or not own]
+                kept = {k: v for k, v in kept.items() if _code_key(k) != key}
+                if all(c in current for c in codes):
+                    kept[new] = " / ".join(dict.fromkeys(current[c][1] for c in codes))
+            values[column] = kept
+    return FileMetadata(labels.format, labels.column_labels, values, labels.file_label)
+
+
 def write_options(
-    frame: pl.DataFrame, path: Path, labels: FileMetadata | None, timestamp: bool
+    frame: pl.DataFrame,
+    path: Path,
+    labels: FileMetadata | None,
+    timestamp: bool,
+    steps: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The keyword arguments of :func:`sdckit.io.write_data` for the protected file: the input's
-    labels that the output format can hold (for the codes still present) and the timestamp."""
+    labels that the output format can hold (carried through the recodings of ``steps``, for the
+    codes still present) and the timestamp."""
     options: dict[str, Any] = {"timestamp": timestamp}
     if labels is not None:
-        options.update(carry_labels(frame, labels, detect_format(path)))
+        options.update(carry_labels(frame, recoded_labels(labels, steps), detect_format(path)))
     return options

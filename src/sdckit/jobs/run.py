@@ -228,7 +228,7 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
         if job.output_data is not None:
             job.output_data.parent.mkdir(parents=True, exist_ok=True)
             released.write(job.output_data, **write_options(
-                released.output, job.output_data, job.labels, job.timestamp
+                released.output, job.output_data, job.labels, job.timestamp, session.history
             ))  # fmt: skip
             written.append(job.output_data)
             done += 1
