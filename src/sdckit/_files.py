@@ -217,8 +217,10 @@ def check_output_path(path: str | os.PathLike[str], what: str) -> None:
             f"The {what} {str(target)!r} cannot be written: {str(existing)!r} is a file, not a "
             "folder; choose another path."
         )
+    # named as a temporary file of the target: one left by a killed check goes with the next write
+    probe = _temp_path(existing / target.name)
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{TEMP_TAG}-probe-", dir=existing)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise DataError(
