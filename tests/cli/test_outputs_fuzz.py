@@ -423,3 +423,14 @@ def test_a_table_job_output_that_cannot_be_written_is_refused_before_any_work(
     assert len(message) == 1 and needle in message[0] and f"'{key}'" in message[0], message
     assert not (tmp_path / "o").exists()  # nothing written, no folder created
     assert snapshot(inputs) == before
+
+
+def test_a_job_only_read_does_not_need_writable_outputs(inputs: Path, tmp_path: Path) -> None:
+    """``sdckit check`` reads a job (writes=False): its outputs need not be writable there."""
+    from sdckit.errors import DataError
+    from sdckit.jobs import load_job
+
+    path = job(tmp_path, inputs / "long.csv", {"data": f"{inputs.as_posix()}/a_file/d.sav"})
+    with pytest.raises(DataError, match="is a file"):
+        load_job(path)
+    assert load_job(path, writes=False).output_data == inputs / "a_file" / "d.sav"

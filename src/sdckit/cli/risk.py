@@ -222,7 +222,9 @@ def risk_command(
             )
         if out is not None and out.resolve() == file.resolve():
             raise ParameterError("The --out file must differ from the input file.")
-        if out is not None:
+        if out is not None and out.is_dir() and engine is None:
+            raise DataError(f"The --out file {str(out)!r} is a directory; give a file name.")
+        if out is not None and not out.is_dir():  # an engine's folder: checked by the engine
             from sdckit.io import check_output_path
 
             check_output_path(out, "--out file")  # before any work

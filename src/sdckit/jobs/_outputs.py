@@ -47,6 +47,7 @@ def check_outputs(
     input_path: Path | None = None,
     moved: bool = False,
     section: str = "output",
+    writable: bool = True,
 ) -> None:
     """Refuse outputs that are the same file, the input, or cannot be written.
 
@@ -60,6 +61,8 @@ def check_outputs(
         The paths were moved by ``--out-dir`` (the messages say so).
     section : str, default "output"
         The job file's section of the outputs (for the messages).
+    writable : bool, default True
+        Also check that each output can be written (False: the job is only read).
 
     Raises
     ------
@@ -93,7 +96,7 @@ def check_outputs(
             )
         seen[resolved] = key
     for key, path in outputs.items():
-        if path is not None:
+        if path is not None and writable:
             check_output_path(path, _named(key, moved))
 
 
