@@ -59,7 +59,6 @@ __all__ = [
     "FORMATS",
     "FileMetadata",
     "atomic_path",
-    "carry_labels",
     "check_column_names",
     "check_output_path",
     "detect_format",
@@ -826,83 +825,6 @@ def read_labels(path: str | os.PathLike[str], *, format: str | None = None) -> F
     }
     column_labels = {n: lab for n, lab in (meta.column_names_to_labels or {}).items() if lab}
     return FileMetadata(fmt, column_labels, value_labels, getattr(meta, "file_label", None) or None)
-
-
-def carry_labels(
-    frame: pl.DataFrame, metadata: FileMetadata, format: str
-) -> dict[str, dict[str, Any]]:
-    """The labels of an input file that a file of ``format`` written from ``frame`` can keep.
-
-    Variable labels are kept for the columns still in ``frame``.  Value labels are kept for
-    the codes still present in a column (a category merged or suppressed away loses its label;
-    a new category, such as a recoding's interval, gets none), converted to the column's type
-    (a code recoded to text keeps its label as text); Stata files label integer columns only.
-
-    Parameters
-    ----------
-    frame : polars.DataFrame
-        The data to write.
-    metadata : FileMetadata
-        Labels of the input (:func:`read_labels`).
-    format : str
-        The output format (:func:`detect_format`).
-
-    Returns
-    -------
-    dict
-        ``{"value_labels": ..., "column_labels": ...}`` for :func:`write_data` (empty when the
-        format holds no labels or there are none to keep).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> meta = FileMetadata("spss", {"sex": "Sex"}, {"sex": {1: "male", 2: "female", 3: "x"}})
-    >>> carry_labels(pl.DataFrame({"sex": ["1", "2"]}), meta, "spss")
-    {'value_labels': {'sex': {'1': 'male', '2': 'female'}}, 'column_labels': {'sex': 'Sex'}}
-    """
-    if format not in _LABELLED:
-        return {}
-    out: dict[str, dict[str, Any]] = {}
-    columns = {c: label for c, label in metadata.column_labels.items() if c in frame.columns}
-    values: dict[str, dict[Any, str]] = {}
-    for name, labels in metadata.value_labels.items():
-        if name not in frame.columns:
-            continue
-        series = frame.get_column(name)
-        dtype = series.dtype
-        if format == "stata" and not dtype.is_integer():
-            continue
-        present = set(series.drop_nulls().unique().to_list())
-        kept = {}
-        for key, label in labels.items():
-            code = _code_as(key, dtype)
-            if code is not None and code in present:
-                kept[code] = label
-        if kept:
-            values[name] = kept
-    if values:
-        out["value_labels"] = values
-    if columns:
-        out["column_labels"] = columns
-    return out
-
-
-def _code_as(key: Any, dtype: Any) -> Any:
-    """A value-label key as a value of a column of type ``dtype`` (None if it cannot be one)."""
-    whole = isinstance(key, int) or (isinstance(key, float) and key.is_integer())
-    if dtype == pl.String:
-        return str(int(key)) if whole and not isinstance(key, str) else str(key)
-    if isinstance(key, str):  # a recoding's new code given as text ("3") in a numeric column
-        try:
-            key = float(key)
-        except ValueError:
-            return None
-        whole = key.is_integer()
-    if dtype.is_integer():
-        return int(key) if whole else None
-    if dtype.is_float():
-        return float(key)
-    return None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -18,7 +18,6 @@ import polars as pl
 from sdckit.errors import ParameterError
 from sdckit.io import (
     FileMetadata,
-    carry_labels,
     check_column_names,
     check_output_path,
     detect_format,
@@ -26,6 +25,7 @@ from sdckit.io import (
 )
 
 __all__ = [
+    "carry_labels",
     "check_data_columns",
     "check_outputs",
     "input_labels",
@@ -123,6 +123,84 @@ def input_labels(path: Path | None, format: str | None = None) -> FileMetadata |
     if path is None or detect_format(path, format) not in _LABELLED:
         return None
     return read_labels(path, format=format)
+
+
+def carry_labels(
+    frame: pl.DataFrame, metadata: FileMetadata, format: str
+) -> dict[str, dict[str, Any]]:
+    """The labels of an input file that a file of ``format`` written from ``frame`` can keep.
+
+    Variable labels are kept for the columns still in ``frame``.  Value labels are kept for
+    the codes still present in a column (a category merged or suppressed away loses its label;
+    a new category, such as a recoding's interval, gets none), converted to the column's type
+    (a code recoded to text keeps its label as text); Stata files label integer columns only.
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        The data to write.
+    metadata : FileMetadata
+        Labels of the input (:func:`sdckit.io.read_labels`).
+    format : str
+        The output format (:func:`sdckit.io.detect_format`).
+
+    Returns
+    -------
+    dict
+        ``{"value_labels": ..., "column_labels": ...}`` for :func:`sdckit.io.write_data`
+        (empty when the format holds no labels or there are none to keep).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from sdckit.io import FileMetadata
+    >>> meta = FileMetadata("spss", {"sex": "Sex"}, {"sex": {1: "male", 2: "female", 3: "x"}})
+    >>> carry_labels(pl.DataFrame({"sex": ["1", "2"]}), meta, "spss")
+    {'value_labels': {'sex': {'1': 'male', '2': 'female'}}, 'column_labels': {'sex': 'Sex'}}
+    """
+    if format not in _LABELLED:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    columns = {c: label for c, label in metadata.column_labels.items() if c in frame.columns}
+    values: dict[str, dict[Any, str]] = {}
+    for name, labels in metadata.value_labels.items():
+        if name not in frame.columns:
+            continue
+        series = frame.get_column(name)
+        dtype = series.dtype
+        if format == "stata" and not dtype.is_integer():
+            continue
+        present = set(series.drop_nulls().unique().to_list())
+        kept = {}
+        for key, label in labels.items():
+            code = _code_as(key, dtype)
+            if code is not None and code in present:
+                kept[code] = label
+        if kept:
+            values[name] = kept
+    if values:
+        out["value_labels"] = values
+    if columns:
+        out["column_labels"] = columns
+    return out
+
+
+def _code_as(key: Any, dtype: Any) -> Any:
+    """A value-label key as a value of a column of type ``dtype`` (None if it cannot be one)."""
+    whole = isinstance(key, int) or (isinstance(key, float) and key.is_integer())
+    if dtype == pl.String:
+        return str(int(key)) if whole and not isinstance(key, str) else str(key)
+    if isinstance(key, str):  # a recoding's new code given as text ("3") in a numeric column
+        try:
+            key = float(key)
+        except ValueError:
+            return None
+        whole = key.is_integer()
+    if dtype.is_integer():
+        return int(key) if whole else None
+    if dtype.is_float():
+        return float(key)
+    return None
 
 
 def _code_key(value: Any) -> str:
