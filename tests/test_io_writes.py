@@ -5,6 +5,7 @@ and the same bytes for the same data (no time of writing in headers or reports).
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -34,6 +35,11 @@ SMALL = pl.DataFrame({"sex": [1, 2, 1], "region": ["North", "South", None], "x":
 
 def names_in(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir())
+
+
+def start_time(pid: int) -> str:
+    """When the process ``pid`` started (clock ticks since boot, from /proc)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
 
 
 def dead_pid() -> int:
@@ -85,14 +91,17 @@ def test_the_file_is_flushed_before_the_rename(
     with atomic_path(tmp_path / "t.txt") as tmp:
         tmp.write_text("x")
     first = events.index("replace")
-    assert any(e.startswith(f"fsync .t.txt.{TEMP_TAG}-{os.getpid()}-") for e in events[:first])
+    assert any(e.startswith(f"fsync .t.txt.{TEMP_TAG}-{os.getpid()}.") for e in events[:first])
     assert events[first + 1 :] == [f"fsync {tmp_path.name}"]  # the folder, for the rename
 
 
 def test_the_temporary_file_has_a_recognisable_name(tmp_path: Path) -> None:
     with atomic_path(tmp_path / "data.csv") as tmp:
         assert tmp.parent == tmp_path
-        assert tmp.name.startswith(f".data.csv.{TEMP_TAG}-{os.getpid()}-")
+        assert re.fullmatch(
+            rf"\.data\.csv\.{TEMP_TAG}-{os.getpid()}\.{start_time(os.getpid())}-[0-9a-f]{{8}}",
+            tmp.name,
+        ), tmp.name
         assert tmp.exists()
     assert names_in(tmp_path) == ["data.csv"]
 
@@ -111,6 +120,15 @@ def test_leftovers_of_dead_writers_are_removed_live_ones_kept(tmp_path: Path) ->
     assert leftover_temp_files(target) == sorted([dead, dead_dir])
     write_data(SMALL, target)
     assert names_in(tmp_path) == sorted(["out.csv", live.name, other.name])
+
+
+def test_a_pid_reused_by_another_process_counts_as_dead(tmp_path: Path) -> None:
+    parent = os.getppid()  # alive: its start time tells its own leftover from a dead one's
+    own = tmp_path / f".a.csv.{TEMP_TAG}-{parent}.{start_time(parent)}-0123abcd"
+    own.write_text("being written")
+    reused = tmp_path / f".a.csv.{TEMP_TAG}-{parent}.{int(start_time(parent)) + 1}-0123abcd"
+    reused.write_text("left by a dead writer whose pid the parent got")
+    assert leftover_temp_files(tmp_path / "a.csv") == [reused]
 
 
 def test_a_zombie_writer_counts_as_dead(tmp_path: Path) -> None:

@@ -1,10 +1,11 @@
 """Writing files safely: the one atomic writer, the checks of an output before any work.
 
 Every file sdckit writes goes through :func:`atomic_path`: the content goes to a temporary file
-beside the target, named ``.<target>.sdckit-tmp-<pid>-<random>``, that is flushed to disk and
-renamed over the target only when it is complete.  A process killed in the middle (``kill -9``)
-leaves such a file behind; the next write of the same target removes the ones whose process is
-gone (the pid in the name tells), never one that a live process is still writing.
+beside the target, named ``.<target>.sdckit-tmp-<pid>.<start>-<random>``, that is flushed to
+disk and renamed over the target only when it is complete.  A process killed in the middle
+(``kill -9``) leaves such a file behind; the next write of the same target removes the ones whose
+process is gone (the pid and its start time in the name tell), never one that a live process is
+still writing.
 
 :func:`check_output_path` and :func:`check_column_names` are what a job checks before it runs:
 that a file can be created where it should go, and that the output format can hold every column
@@ -34,17 +35,35 @@ __all__ = [
     "leftover_temp_files",
 ]
 
-#: The tag in the names of the temporary files: ``.<target>.sdckit-tmp-<pid>-<random>``.
+#: The tag in the names of the temporary files: ``.<target>.sdckit-tmp-<pid>.<start>-<random>``
+#: (``<start>``: when the process started, in clock ticks since boot, where /proc tells).
 TEMP_TAG = "sdckit-tmp"
-_TEMP_NAME = re.compile(rf"\.{TEMP_TAG}-(?P<pid>[0-9]+)-[0-9a-f]{{8}}$")
+_TEMP_NAME = re.compile(rf"\.{TEMP_TAG}-(?P<pid>[0-9]+)(?:\.(?P<start>[0-9]+))?-[0-9a-f]{{8}}$")
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (None where there is none)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    fields = _proc_stat(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
 
 
 def _temp_path(target: Path) -> Path:
-    return target.with_name(f".{target.name}.{TEMP_TAG}-{os.getpid()}-{secrets.token_hex(4)}")
+    pid = os.getpid()
+    start = _start_time(pid)
+    who = f"{pid}.{start}" if start is not None else str(pid)
+    return target.with_name(f".{target.name}.{TEMP_TAG}-{who}-{secrets.token_hex(4)}")
 
 
-def _process_alive(pid: int) -> bool:
-    """True if the process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
+def _process_alive(pid: int, start: str | None = None) -> bool:
+    """True if the process ``pid`` (started at ``start``, if known) runs: a zombie (killed but
+    not yet reaped) does not, nor a new process that got the pid of a dead writer."""
     if pid == os.getpid():
         return True  # another write of this process (a thread) may be under way
     try:
@@ -52,13 +71,15 @@ def _process_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # another user's process: alive
+        pass  # another user's process: alive, unless /proc says otherwise
     except OSError:  # pragma: no cover - platforms without signals to pids
         return True
-    with contextlib.suppress(OSError, IndexError):
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return fields[0] != "Z"
-    return True
+    fields = _proc_stat(pid)
+    if fields is None:
+        return True
+    if fields[0] == "Z":
+        return False
+    return start is None or len(fields) <= 19 or fields[19] == start
 
 
 def leftover_temp_files(target: str | os.PathLike[str]) -> list[Path]:
@@ -75,7 +96,7 @@ def leftover_temp_files(target: str | os.PathLike[str]) -> list[Path]:
             continue
         match = _TEMP_NAME.search(entry.name)
         mine = match is not None and entry.name[: match.start()] == f".{path.name}"
-        if mine and not _process_alive(int(match["pid"])):  # type: ignore[index]
+        if mine and not _process_alive(int(match["pid"]), match["start"]):  # type: ignore[index]
             found.append(Path(entry.path))
     return sorted(found)
 

@@ -344,7 +344,7 @@ def test_kill_9_during_a_write_then_the_next_run_cleans_up(
     proc.wait()  # reaped: the pid is gone
     left = temp_files(out)
     assert len(left) == 1 and left[0].name.startswith(
-        f".{'d.csv' if which == 'data' else 'int.html'}.{TEMP_TAG}-{proc.pid}-"
+        f".{'d.csv' if which == 'data' else 'int.html'}.{TEMP_TAG}-{proc.pid}."
     )
     assert {k: v for k, v in snapshot(out).items() if TEMP_TAG not in k} == earlier
     code, _, stderr = protect(path, "--seed", "9")  # the next run
