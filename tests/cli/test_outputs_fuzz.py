@@ -434,3 +434,29 @@ def test_a_job_only_read_does_not_need_writable_outputs(inputs: Path, tmp_path: 
     with pytest.raises(DataError, match="is a file"):
         load_job(path)
     assert load_job(path, writes=False).output_data == inputs / "a_file" / "d.sav"
+
+
+def test_a_write_failing_at_the_end_is_one_line_with_exit_2(
+    inputs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fills up during the writes: one line, exit 2 (not 1, "target missed"), the
+    earlier file kept, no temporary file."""
+    outputs = {"data": "o/d.csv", "report_internal": "o/int.html"}
+    path = job(tmp_path, inputs / "survey.sav", outputs)
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "d.csv").write_text("an earlier output")
+    real = os.replace
+
+    def full_disk(src: str | Path, dst: str | Path) -> None:
+        if Path(dst).name == "d.csv":
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    code, _, stderr = protect(path)
+    assert code == 2, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "No space left on device" in lines[0], stderr
+    assert "'d.csv'" in lines[0] and "nothing was written" in lines[0]
+    assert (tmp_path / "o" / "d.csv").read_text() == "an earlier output"
+    assert temp_files(tmp_path / "o") == []
