@@ -19,7 +19,9 @@ import polars as pl
 
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
+from sdckit.io import FileMetadata
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._outputs import check_data_columns, check_outputs, input_labels, timestamp_of
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 from sdckit.jobs.target import RiskTarget, parse_target
 from sdckit.microdata import Microdata
@@ -52,6 +54,7 @@ _OUTPUT_KEYS = {
     "household_id",
     "household_size",
     "order",
+    "timestamp",
 }
 
 
@@ -106,6 +109,8 @@ class Job:
     plots: bool = True
     release_plan: ReleasePlan = field(default_factory=ReleasePlan)
     notes: list[str] = field(default_factory=list)
+    labels: FileMetadata | None = None
+    timestamp: bool = False
 
     @property
     def data(self) -> pl.DataFrame:
@@ -444,6 +449,7 @@ def load_job(
     seed: int | None = None,
     output_dir: str | Path | None = None,
     input_file: str | Path | None = None,
+    writes: bool = True,
 ) -> Job:
     """Read and validate a job file; raise an :class:`SdcError` for anything wrong.
 
@@ -461,6 +467,10 @@ def load_job(
         Read this file instead of the job's ``[input]`` file or dataset, with the job's other
         ``[input]`` options (``rows``, ``na_values``, ``numeric_keys``, ``format``): how
         ``sdckit check`` reads the original exactly as the job did.
+    writes : bool, default True
+        The job will write its outputs: check that each can be written and that the format of
+        ``data`` holds every released column name (False: the job is only read, as by
+        ``sdckit check``).
 
     Returns
     -------
@@ -495,6 +505,9 @@ def load_job(
     for p in (output_data, internal, external):
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
+    outputs = {"data": output_data, "report_internal": internal, "report_external": external}
+    check_outputs(outputs, input_path=input_path, moved=output_dir is not None, writable=writes)
+    timestamp = timestamp_of(output_spec)
     frame, input_name = _read_input(base, input_spec, spec.get("roles"))
     roles_spec = table_of(spec.get("roles"), "roles")
     roles = _roles(roles_spec)
@@ -516,6 +529,9 @@ def load_job(
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
     plan = _release_plan(output_spec, md)
+    if writes:
+        check_data_columns(output_data, plan.released_columns(md), moved=output_dir is not None)
+    labels = None if input_path is None else input_labels(input_path, input_spec.get("format"))
     return Job(
         path=job_path,
         title=title,
@@ -531,4 +547,6 @@ def load_job(
         plots=output_spec.get("plots", True),
         release_plan=plan,
         notes=notes,
+        labels=labels,
+        timestamp=timestamp,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from sdckit.jobs._outputs import write_options
 from sdckit.jobs.load import Job
 from sdckit.masking import strata_progress
 from sdckit.microdata import Microdata
@@ -218,7 +219,7 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
         job.report_internal.parent.mkdir(parents=True, exist_ok=True)
         write_report(
             session, job.report_internal, kind="internal", ru_map=ru, title=job.title,
-            target=target, plots=job.plots, release=released,
+            target=target, plots=job.plots, release=released, timestamp=job.timestamp,
         )  # fmt: skip
         written.append(job.report_internal)
         done += 1
@@ -226,7 +227,9 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
     if refusal is None:
         if job.output_data is not None:
             job.output_data.parent.mkdir(parents=True, exist_ok=True)
-            released.write(job.output_data)
+            released.write(job.output_data, **write_options(
+                released.output, job.output_data, job.labels, job.timestamp, session.history
+            ))  # fmt: skip
             written.append(job.output_data)
             done += 1
             report("Writing outputs", done, total)
@@ -234,7 +237,7 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
             job.report_external.parent.mkdir(parents=True, exist_ok=True)
             write_report(
                 session, job.report_external, kind="external", title=job.title,
-                release=released,
+                release=released, timestamp=job.timestamp,
             )  # fmt: skip
             written.append(job.report_external)
             done += 1

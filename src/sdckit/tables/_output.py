@@ -16,7 +16,6 @@ target), and a missing directory is created.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,20 +140,11 @@ def write_table(table: Table, path: str | os.PathLike[str], *, published: bool) 
         raise DataError(
             f"The directory of {str(target)!r} cannot be created; choose a writable 'path'."
         ) from None
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    from sdckit.io import atomic_path
+
+    with atomic_path(target) as tmp:
         if suffix == ".csv":
             frame.write_csv(tmp)
         else:
             frame.write_parquet(tmp)
-        os.replace(tmp, target)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-        raise DataError(
-            f"Writing {str(target)!r} failed (no space or no permission); nothing was written."
-        ) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target
