@@ -77,6 +77,8 @@ def test_protection_reaches_k(guide: tuple[dict[str, Any], str, Path]) -> None:
     assert ns["protected"].height == 2000
     assert ns["suppressed"].n_changed_records == 212
     assert ns["suppressed"].changed["age_group"] == 132
+    # a misspelt keyword of a function twin names the parameter it meant
+    assert "pram() has no parameter 'min_diag'. Did you mean 'min_diagonal'?" in printed
 
 
 def test_utility_and_ru_map(guide: tuple[dict[str, Any], str, Path]) -> None:

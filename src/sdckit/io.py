@@ -14,8 +14,11 @@ sas_xport  ``.xpt``                 pyreadstat (SAS transport, no value labels)
 ========== ======================== ==========================================
 
 Every write goes to a temporary file in the target directory that replaces the target only once
-it is complete (``os.replace``), so a failed or interrupted write never leaves a half-written
-file, and an existing file is kept unchanged when writing fails.
+it is complete (:func:`atomic_path`: fsync, then ``os.replace``), so a failed or interrupted write
+never leaves a half-written file, and an existing file is kept unchanged when writing fails; the
+temporary files a killed process left behind are removed by the next write of the same target.
+The same data give the same bytes: the time of writing that SPSS, Stata and SAS transport files
+keep in their header is fixed to 1 January 1970 unless ``timestamp=True``.
 
 A CSV file is checked before it is read: the header must name distinct columns, every row must
 have as many fields as the header, quotes must be closed and the text must be UTF-8; otherwise a
@@ -37,8 +40,6 @@ import csv
 import gzip
 import io
 import os
-import stat
-import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -49,6 +50,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from sdckit._files import atomic_path, check_column_names, check_output_path, fix_header_time
 from sdckit._frames import to_polars
 from sdckit.errors import ColumnError, DataError, ParameterError, SdcError
 
@@ -57,9 +59,12 @@ __all__ = [
     "FORMATS",
     "FileMetadata",
     "atomic_path",
+    "check_column_names",
+    "check_output_path",
     "detect_format",
     "read_data",
     "read_data_with_labels",
+    "read_labels",
     "write_data",
 ]
 
@@ -697,54 +702,6 @@ def _label_key(value: Any, integer: bool) -> Any:
 
 
 # ---------------------------------------------------------------------------------- writing
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path next to ``path`` that replaces ``path`` only on success.
-
-    Write the whole file to the yielded path inside the ``with`` block; when the block ends
-    without an exception the temporary file is flushed to disk and renamed over ``path``
-    (atomic on POSIX and Windows).  On an exception it is deleted and ``path`` is untouched.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> from sdckit.io import atomic_path
-    >>> target = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
-    >>> with atomic_path(target) as tmp:
-    ...     _ = tmp.write_text("complete")
-    >>> target.read_text()
-    'complete'
-    """
-    target = Path(path)
-    directory = target.parent
-    if not directory.is_dir():
-        raise DataError(
-            f"The directory {str(directory)!r} does not exist; create it before writing "
-            f"{target.name!r}."
-        )
-    if target.is_dir():
-        raise DataError(f"{str(target)!r} is a directory; give a file name to write.")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        if target.exists():
-            mode = stat.S_IMODE(target.stat().st_mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-
-
 def write_data(
     data: Any,
     path: str | os.PathLike[str],
@@ -752,6 +709,7 @@ def write_data(
     format: str | None = None,
     value_labels: Mapping[str, Mapping[Any, str]] | None = None,
     column_labels: Mapping[str, str] | None = None,
+    timestamp: bool = False,
 ) -> None:
     """Write a data frame to a file, atomically (the format from the extension).
 
@@ -768,11 +726,17 @@ def write_data(
         only).
     column_labels : dict, optional
         ``{column: label}`` variable labels, for SPSS and Stata files.
+    timestamp : bool, default False
+        Keep the time of writing in the header of an SPSS, Stata or SAS transport file.  By
+        default it is 1 January 1970, 00:00, so that the same data give the same bytes.
 
     Raises
     ------
     ParameterError
         Unknown format, a read-only format, or labels for a format that cannot hold them.
+    ColumnError
+        A column name the format cannot hold (too long for SPSS, Stata or SAS transport, or
+        with characters they do not allow), named with the fix.
     DataError
         The directory does not exist or the writer failed (nothing is left behind).
 
@@ -803,6 +767,7 @@ def write_data(
                 raise ParameterError(
                     f"The {role} argument names the column {name!r}, which is not in the data."
                 )
+    check_column_names(frame.columns, fmt, f"{_KIND[fmt]} file {Path(path).name!r}")
     with atomic_path(path) as tmp:
         try:
             if fmt == "csv":
@@ -812,6 +777,8 @@ def write_data(
             else:
                 compress = Path(path).suffix.lower() == ".zsav"
                 _write_statistical(frame, tmp, fmt, value_labels, column_labels, compress)
+                if not timestamp:
+                    fix_header_time(tmp, fmt)
         except SdcError:
             raise
         except Exception as exc:
@@ -819,6 +786,45 @@ def write_data(
                 f"Could not write {Path(path).name!r} as a {fmt} file ({type(exc).__name__}: "
                 f"{_first_line(exc)}); nothing was written."
             ) from None
+
+
+def read_labels(path: str | os.PathLike[str], *, format: str | None = None) -> FileMetadata:
+    """The column and value labels of a file, without reading its data.
+
+    Parameters
+    ----------
+    path : str or path-like
+    format : str, optional
+        Overrides the extension (see :func:`detect_format`).
+
+    Returns
+    -------
+    FileMetadata
+        Empty for CSV and Parquet files; value labels of whole numbers have integer keys.
+    """
+    fmt = detect_format(path, format)
+    if fmt in ("csv", "parquet"):
+        return FileMetadata(fmt)
+    import pyreadstat
+
+    reader = {
+        "spss": pyreadstat.read_sav,
+        "stata": pyreadstat.read_dta,
+        "sas": pyreadstat.read_sas7bdat,
+        "sas_xport": pyreadstat.read_xport,
+    }[fmt]
+    p = Path(path)
+    _first_bytes(p)
+    try:
+        _, meta = reader(str(p), metadataonly=True)
+    except Exception as exc:  # pyreadstat errors may quote values
+        raise DataError(_unreadable_message(p, fmt, _first_bytes(p), exc)) from None
+    value_labels = {
+        name: {_label_key(k, True): str(v) for k, v in labels.items()}
+        for name, labels in (meta.variable_value_labels or {}).items()
+    }
+    column_labels = {n: lab for n, lab in (meta.column_names_to_labels or {}).items() if lab}
+    return FileMetadata(fmt, column_labels, value_labels, getattr(meta, "file_label", None) or None)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -191,6 +191,10 @@ def bar_chart(original: Any, protected: Any, variable: str) -> Figure:
     b = _counts(_frame(protected), variable).rename({"len": "protected"})
     t = a.join(b, on=variable, how="full", coalesce=True, nulls_equal=True).fill_null(0)
     t = t.sort(variable, nulls_last=True)
+    numbers = t.get_column(variable).str.strip_chars().cast(pl.Float64, strict=False)
+    if numbers.null_count() == t.get_column(variable).null_count() < t.height:
+        # categories that are numbers (a key read as text): -1, 0, 1, 2, 10, not -1, 0, 1, 10, 2
+        t = t.with_columns(numbers.alias("_order")).sort("_order", nulls_last=True).drop("_order")
     labels = [("missing" if v is None else str(v)) for v in t.get_column(variable).to_list()]
     co, cp = t["original"].to_numpy(), t["protected"].to_numpy()
     log = _spans_decades(np.concatenate([co, cp]))

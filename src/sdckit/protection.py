@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import importlib
 import inspect
 import re
@@ -103,6 +104,7 @@ __all__ = [
     "registry",
     "require",
     "snake_name",
+    "unknown_parameter",
 ]
 
 #: The packages whose import registers the classes of each family (plugin discovery).
@@ -120,6 +122,57 @@ P = TypeVar("P", bound="Parameterised")
 def snake_name(class_name: str) -> str:
     """``LocalSuppression`` -> ``local_suppression`` (the name used in job files)."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", class_name).lower()
+
+
+def unknown_parameter(
+    owner: str, name: str, valid: Sequence[str], roles: Sequence[str] = ()
+) -> ParameterError:
+    """The error for a keyword ``name`` that ``owner`` does not take, with the closest one.
+
+    One wording for ``set_params``, the classes' constructors and the function twins (the job
+    loader words the same hint in job-file terms); a twin also lists the role keywords it
+    takes.  Only names appear, never a value.
+
+    Examples
+    --------
+    >>> print(unknown_parameter("Pram", "min_diag", ["seed", "min_diagonal"]))
+    Pram has no parameter 'min_diag'. Did you mean 'min_diagonal'? Valid parameters: seed, ...
+    """
+    close = difflib.get_close_matches(name, [*valid, *roles], n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    also = f"; roles: {', '.join(roles)}" if roles else ""
+    return ParameterError(
+        f"{owner} has no parameter {name!r}.{hint} Valid parameters: {', '.join(valid)}{also}."
+    )
+
+
+def _keyword_init(init: Any) -> Any:
+    """``init`` refusing positional arguments and unknown or missing keywords with a
+    :class:`ParameterError` (a plain ``TypeError`` would name neither the fix nor the
+    valid parameters)."""
+    sig = inspect.signature(init)
+    valid = [n for n in sig.parameters if n != "self"]
+    required = [n for n, p in sig.parameters.items() if n != "self" and p.default is p.empty]
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        owner = type(self).__name__
+        if args:
+            example = f"{valid[0]}=..." if valid else ""
+            raise ParameterError(f"{owner} takes keyword arguments only: {owner}({example}).")
+        for name in kwargs:
+            if name not in valid:
+                raise unknown_parameter(owner, name, valid)
+        missing = [n for n in required if n not in kwargs]
+        if missing:
+            raise ParameterError(
+                f"{owner} needs the parameter(s) {', '.join(map(repr, missing))}: "
+                f"{owner}({missing[0]}=...)."
+            )
+        init(self, **kwargs)
+
+    __init__._keyword_checked = True  # type: ignore[attr-defined]
+    return __init__
 
 
 class Parameterised:
@@ -164,6 +217,9 @@ class Parameterised:
             )
         if not cls.description:
             raise TypeError(f"{cls.__name__} needs a one-sentence 'description'.")
+        if not getattr(cls.__init__, "_keyword_checked", False):
+            # once here for every method class, instead of a check in each constructor
+            cls.__init__ = _keyword_init(cls.__init__)  # type: ignore[method-assign]
         if cls.family is not None:
             _REGISTRY.setdefault(cls.family, {})[cls.__name__] = cls
 
@@ -179,14 +235,10 @@ class Parameterised:
     def set_params(self: P, **params: Any) -> P:
         """Set parameters by name and return ``self`` (unknown names are an error)."""
         valid = self._param_names()
-        for name, value in params.items():
+        for name in params:
             if name not in valid:
-                close = difflib.get_close_matches(name, valid, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ParameterError(
-                    f"{type(self).__name__} has no parameter {name!r}.{hint} "
-                    f"Valid parameters: {', '.join(valid)}."
-                )
+                raise unknown_parameter(type(self).__name__, name, valid)
+        for name, value in params.items():
             setattr(self, name, value)
         return self
 

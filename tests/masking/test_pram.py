@@ -198,3 +198,19 @@ def test_verify_reports_what_failed() -> None:
     tampered = md.frame.with_columns(pl.col("region") + 1)
     with pytest.raises(VerificationError, match="'region' was changed but not PRAMmed"):
         method.verify(md, Protected.from_frames(md, tampered, method))
+
+
+def test_misspelt_or_positional_keywords_name_the_fix() -> None:
+    # issue 28: `pram(df, keys=K, min_diag=0.9)` was a plain TypeError
+    df = _data()
+    with pytest.raises(ParameterError, match=r"^pram\(\) has no parameter 'min_diag'\. Did you"):
+        pram(df, keys=["v"], min_diag=0.9)
+    with pytest.raises(ParameterError, match=r"Did you mean 'min_diagonal'\?"):
+        Pram(min_diag=0.9)
+    with pytest.raises(ParameterError, match=r"Pram\(variables=\.\.\.\)"):
+        Pram(["v"])
+    with pytest.raises(ParameterError, match=r"pram\(data, variables=\.\.\.\)"):
+        pram(df, ["v"])
+    # roles and parameters together: the keys role, PRAM on the keys by default
+    out = pram(df, keys=["v"], min_diagonal=0.9, seed=1)
+    assert list(out.microdata.keys) == ["v"] and list(out.changed) == ["v"]

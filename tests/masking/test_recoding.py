@@ -213,7 +213,9 @@ def test_top_coding_weighted_mean_and_quantile() -> None:
     df = pl.DataFrame(
         {"inc": [1.0, 2.0, 3.0, 4.0, 100.0, 200.0], "w": [1.0, 1.0, 1.0, 1.0, 3.0, 1.0]}
     )
-    res = top_bottom_code(df, columns="inc", upper=50, replacement="mean", weight="w")
+    res = top_bottom_code(
+        df, columns="inc", upper=50, replacement="mean", weight="w", weighted=True
+    )
     assert res.data["inc"].to_list()[4:] == [125.0, 125.0]  # (3*100 + 200) / 4
     md = Microdata(df, numeric=["inc"], weight="w")
     method = TopBottomCoding(columns="inc", upper=0.5, lower=0.2, quantile=True)

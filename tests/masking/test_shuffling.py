@@ -20,7 +20,7 @@ def test_relation_kept_and_records_changed() -> None:
     g = rng.choice(["a", "b"], n)
     y = 3 * x + np.where(g == "a", 2.0, -2.0) + rng.normal(size=n)
     df = pl.DataFrame({"x": x, "g": g, "y": y})
-    res = shuffle(df, numeric=["y"], predictors=["x", "g"], seed=2)
+    res = shuffle(df, variables=["y"], predictors=["x", "g"], seed=2)
     out = res.data
     assert np.array_equal(np.sort(out["y"].to_numpy()), np.sort(y))
     corr_before = np.corrcoef(x, y)[0, 1]
@@ -46,9 +46,9 @@ def test_permutation_property(seed: int, n: int) -> None:
 def test_errors() -> None:
     df = pl.DataFrame({"a": [1.0, None, 3.0], "k": [1, 2, 3]})
     with pytest.raises(DataError, match="complete values"):
-        shuffle(df, numeric=["a"], predictors=["k"])
+        shuffle(df, variables=["a"], predictors=["k"])
     with pytest.raises(ColumnError, match="both shuffled and a predictor"):
-        shuffle(df, numeric=["a"], predictors=["a"])
+        shuffle(df, variables=["a"], predictors=["a"])
 
 
 def test_large_integers_and_missing_category() -> None:
@@ -58,8 +58,42 @@ def test_large_integers_and_missing_category() -> None:
     g = pl.Series([None if i % 7 == 0 else ("a" if i % 2 else "b") for i in range(n)],
                   dtype=pl.String)  # fmt: skip
     df = pl.DataFrame({"y": y, "g": g})
-    out = shuffle(df, numeric=["y"], predictors=["g"], seed=1).data
+    out = shuffle(df, variables=["y"], predictors=["g"], seed=1).data
     assert sorted(out["y"].to_list()) == sorted(y)
     with pytest.raises(DataError, match="missing for every record"):
-        shuffle(df.with_columns(z=pl.lit(None, dtype=pl.Float64)), numeric=["y"],
+        shuffle(df.with_columns(z=pl.lit(None, dtype=pl.Float64)), variables=["y"],
                 predictors=["z"])  # fmt: skip
+
+
+def _two_numeric(n: int = 200) -> pl.DataFrame:
+    rng = np.random.default_rng(11)
+    age = rng.integers(18, 80, n)
+    return pl.DataFrame(
+        {
+            "sex": rng.choice(["f", "m"], n),
+            "age": age,
+            "income": 1000 + 40 * age + rng.normal(0, 300, n),
+            "savings": rng.normal(5000, 900, n),
+        }
+    )
+
+
+def test_twin_shuffles_only_the_variables_named() -> None:
+    # the twin takes the class's parameter `variables`; `numeric` is the Microdata role
+    df = _two_numeric()
+    md = Microdata(df, keys=["sex"], numeric=["income", "savings"])
+    for data in (md, df):
+        res = shuffle(data, variables=["income"], seed=3)
+        assert list(res.changed) == ["income"], res.changed
+        assert res.changed["income"] > 150  # 200 records: nearly every value moves
+        assert res.data["savings"].equals(df["savings"])
+        assert sorted(res.data["income"]) == sorted(df["income"])
+        assert res.protection.get_params()["variables"] == ["income"]
+    # without `variables` the class shuffles the numeric role, given with the data or not
+    both = shuffle(md, seed=3)
+    assert sorted(both.changed) == ["income", "savings"]
+    by_role = shuffle(df, numeric=["savings"], seed=3)
+    assert list(by_role.changed) == ["savings"]
+    # the twin and the class give the same file
+    by_class = Shuffling(variables=["income"], seed=3).apply(md)
+    assert by_class.microdata.frame.equals(shuffle(md, variables=["income"], seed=3).data)

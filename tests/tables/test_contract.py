@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from sdckit import SdcError
+from sdckit.errors import ParameterError
 from sdckit.protection import Param, Parameterised, clone, get_method, registry, snake_name
 from sdckit.tables import (
     RoundingResult,
@@ -35,6 +36,7 @@ from sdckit.tables import (
     suppress_modular,
     suppress_optimal,
 )
+from sdckit.twins import function_twins
 
 FAMILIES = ("rule", "table")
 CLASSES = [(family, name) for family in FAMILIES for name in sorted(registry(family))]
@@ -170,7 +172,7 @@ def test_init_only_stores_keyword_arguments(family: str, name: str) -> None:
     method, _ = _example(family, name)
     params = method.get_params()
     first = next(iter(params))
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match="keyword arguments only"):
         type(method)(params[first])  # positional arguments are refused
     # nothing is checked when the object is built
     assert type(method)(**{**params, first: object()}).get_params()[first] is not None
@@ -216,6 +218,11 @@ def test_clone_and_set_params_give_the_same_result(family: str, name: str) -> No
     assert _same(_fingerprint(_run(reset, table)), expected)
     with pytest.raises(SdcError, match="no parameter"):
         copy.set_params(no_such_parameter=1)
+
+
+def test_twins_are_the_generated_ones() -> None:
+    generated = {cls.__name__: fn for cls, fn in function_twins("table").items()}
+    assert generated == TWINS
 
 
 @pytest.mark.parametrize("name", sorted(TWINS))

@@ -31,7 +31,7 @@ E3_ROUNDED = np.array(
 
 
 def test_e3_deterministic_rounding_exactly() -> None:
-    res = round_deterministic(e3_table(), 3)
+    res = round_deterministic(e3_table(), base=3)
     assert np.array_equal(res.rounded.reshape(5, 5), E3_ROUNDED)
     assert not res.additive  # column B: 6 + 3 + 3 + 3 = 15, total 12
     frame = res.to_frame()
@@ -43,13 +43,23 @@ def test_ties() -> None:
     t = Table.from_array(
         np.array([[8, 6, 2], [5, 3, 2], [3, 3, 0]]), {"r": ["a", "b"], "c": ["x", "y"]}
     )
-    assert round_deterministic(t, 4).rounded.tolist() == [8, 8, 4, 4, 4, 4, 4, 4, 0]
-    assert round_deterministic(t, 4, ties="even").rounded.tolist() == [8, 8, 0, 4, 4, 0, 4, 4, 0]
+    assert round_deterministic(t, base=4).rounded.tolist() == [8, 8, 4, 4, 4, 4, 4, 4, 0]
+    assert round_deterministic(t, base=4, ties="even").rounded.tolist() == [
+        8,
+        8,
+        0,
+        4,
+        4,
+        0,
+        4,
+        4,
+        0,
+    ]
 
 
 def test_e3_controlled_rounding_additive_and_zero_restricted() -> None:
     t = e3_table()
-    res = round_controlled(t, 3)
+    res = round_controlled(t, base=3)
     assert res.additive
     v, r = t.values, res.rounded
     assert np.all(r % 3 == 0)
@@ -57,7 +67,7 @@ def test_e3_controlled_rounding_additive_and_zero_restricted() -> None:
     assert np.array_equal(r[multiple], v[multiple])  # zero-restricted: multiples stay
     assert np.all(np.abs(r - v) < 3)  # others go to an adjacent multiple
     # optimal: no additive zero-restricted rounding is closer (objective of the MILP)
-    assert np.abs(r - v).sum() <= np.abs(round_deterministic(t, 3).rounded - v).sum() + 12
+    assert np.abs(r - v).sum() <= np.abs(round_deterministic(t, base=3).rounded - v).sum() + 12
     assert res.summary().to_dict()["additive"]
 
 
@@ -75,9 +85,9 @@ def test_controlled_rounding_three_dimensions() -> None:
     full[0, 0, 0] = inner.sum()
     t = Table.from_array(full, {"a": ["1", "2", "3"], "b": ["x", "y"], "c": ["u", "v"]})
     try:
-        res = round_controlled(t, 5)
+        res = round_controlled(t, base=5)
     except InfeasibleError:
-        res = round_controlled(t, 5, k_steps=1)
+        res = round_controlled(t, base=5, k_steps=1)
     assert res.additive and np.all(res.rounded % 5 == 0)
     assert np.all(np.abs(res.rounded - t.values) < 10)
 
@@ -117,39 +127,41 @@ def test_e4_audit_finds_narrowed_intervals() -> None:
 
 def test_random_rounding_unbiased_and_reproducible() -> None:
     t = e3_table()
-    a = round_random(t, 3, seed=7).rounded
-    assert np.array_equal(a, round_random(t, 3, seed=7).rounded)
+    a = round_random(t, base=3, seed=7).rounded
+    assert np.array_equal(a, round_random(t, base=3, seed=7).rounded)
     assert np.all(a % 3 == 0) and np.all(np.abs(a - t.values) < 3)
     mult = t.values % 3 == 0
     assert np.array_equal(a[mult], t.values[mult])
     rng = np.random.default_rng(0)
-    mean = np.mean([round_random(t, 3, seed=rng).rounded for _ in range(2000)], axis=0)
+    mean = np.mean([round_random(t, base=3, seed=rng).rounded for _ in range(2000)], axis=0)
     assert mean == pytest.approx(t.values, abs=0.15)
-    assert round_random(t, 3, seed=1, additive=True).additive
+    assert round_random(t, base=3, seed=1, additive=True).additive
 
 
 def test_small_cells_and_adjustment() -> None:
     t = e3_table()
-    res = round_small_cells(t, 3, seed=2)
+    res = round_small_cells(t, base=3, seed=2)
     interior = ~t.is_total
     big = interior & (t.values >= 3)
     assert np.array_equal(res.rounded[big], t.values[big])
     assert set(res.rounded[interior & (t.values < 3)].tolist()) <= {0, 3}
     assert res.additive
-    adj = small_cell_adjustment(t, 3, seed=4)
+    adj = small_cell_adjustment(t, base=3, seed=4)
     assert adj.additive
     assert not np.any(np.isin(adj.rounded[interior], [1, 2]))
     rng = np.random.default_rng(1)
-    mean = np.mean([small_cell_adjustment(t, 3, seed=rng).rounded for _ in range(1000)], axis=0)
+    mean = np.mean(
+        [small_cell_adjustment(t, base=3, seed=rng).rounded for _ in range(1000)], axis=0
+    )
     assert mean == pytest.approx(t.values, abs=0.2)
-    det = round_small_cells(t, 3, random=False)
+    det = round_small_cells(t, base=3, random=False)
     assert det.rounded[t.cell(row="2", col="B")] == 3
 
 
 def test_counts_needed() -> None:
     t = Table.from_array(np.array([1.5, 1.0, 0.5]), {"x": ["a", "b"]})
     with pytest.raises(DataError):
-        round_deterministic(t, 3)
+        round_deterministic(t, base=3)
 
 
 @settings(max_examples=10)
@@ -158,7 +170,7 @@ def test_controlled_two_dimensional_always_exists(values: list[int], base: int) 
     t = Table.from_array(
         with_margins(np.array(values).reshape(2, 3)), {"r": ["a", "b"], "c": ["x", "y", "z"]}
     )
-    res = round_controlled(t, base)
+    res = round_controlled(t, base=base)
     assert res.additive
     assert np.all(np.abs(res.rounded - t.values) < base)
     aud = audit_rounding(t, res.rounded, base)

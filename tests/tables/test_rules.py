@@ -142,10 +142,12 @@ def test_rules_on_microdata_table() -> None:
 
 
 def test_rules_take_keyword_arguments_checked_when_evaluated() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match=r"MinFrequency\(threshold=\.\.\.\)"):
         MinFrequency(3)  # type: ignore[misc]
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match="keyword arguments only"):
         MarkedCells([2])  # type: ignore[misc]
+    with pytest.raises(ParameterError, match=r"Did you mean 'threshold'\?"):
+        MinFrequency(treshold=3)  # type: ignore[call-arg]
     rule = MinFrequency(threshold=0)  # only stored
     assert rule.get_params() == {"threshold": 0, "safety_range": 10.0, "minimum_level": 1.0}
     with pytest.raises(ParameterError, match=r"'threshold' parameter of MinFrequency"):

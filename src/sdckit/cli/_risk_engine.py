@@ -9,13 +9,8 @@ the risk columns.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
-import shutil
-import uuid
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,18 +112,6 @@ def _spark_session() -> Any:
     session = builder.config("spark.ui.showConsoleProgress", "false").getOrCreate()
     session.sparkContext.setLogLevel("ERROR")  # Spark's own warnings are not for the user
     return session
-
-
-@contextlib.contextmanager
-def _atomic_directory(target: Path) -> Iterator[Path]:
-    """A temporary folder next to ``target``, renamed to ``target`` only on success."""
-    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _check_engine_out(out: Path, engine: str) -> None:
@@ -272,8 +255,7 @@ def assess_file_on_engine(
         if out is None:
             result = risk_on_engine(data, **params)
         else:
-            atomic: Any = _atomic_directory if engine in ("dask", "spark") else atomic_path
-            with atomic(out) as tmp:
+            with atomic_path(out, directory=engine in ("dask", "spark")) as tmp:
                 result = risk_on_engine(data, **params, output=tmp)
             result = dataclasses.replace(result, output=out)  # not the temporary path
     return result, _engine_rows(result, sens, household)

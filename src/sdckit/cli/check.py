@@ -45,7 +45,7 @@ def check_command(
 
     console = stdout_console()
     with reported_errors():
-        spec = load_job(job, seed=seed, input_file=original)
+        spec = load_job(job, seed=seed, input_file=original, writes=False)
         md = spec.microdata
         roles = md.roles()
         text = [*roles["keys"], *roles["linked"], *roles["household_level"]]

@@ -24,7 +24,7 @@ from sdckit.cli._common import (
     stdout_console,
 )
 from sdckit.cli._risk_engine import ENGINES, assess_file_on_engine
-from sdckit.errors import ParameterError
+from sdckit.errors import DataError, ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -222,6 +222,17 @@ def risk_command(
             )
         if out is not None and out.resolve() == file.resolve():
             raise ParameterError("The --out file must differ from the input file.")
+        if out is not None and out.is_dir() and engine is None:
+            raise DataError(f"The --out file {str(out)!r} is a directory; give a file name.")
+        if out is not None and not out.is_dir():  # an engine's folder: checked by the engine
+            from sdckit.io import check_output_path
+
+            check_output_path(out, "--out file")  # before any work
+            if not out.parent.is_dir():
+                raise DataError(
+                    f"The directory of the --out file, {str(out.parent)!r}, does not exist; "
+                    "create it first."
+                )
         na_list = (
             None if na_values is None else [v.strip() for v in na_values.split(",") if v.strip()]
         )

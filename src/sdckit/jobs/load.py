@@ -19,7 +19,9 @@ import polars as pl
 
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
+from sdckit.io import FileMetadata
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._outputs import check_data_columns, check_outputs, input_labels, timestamp_of
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 from sdckit.jobs.target import parse_target
 from sdckit.microdata import Microdata
@@ -52,6 +54,7 @@ _OUTPUT_KEYS = {
     "household_id",
     "household_size",
     "order",
+    "timestamp",
 }
 
 
@@ -109,6 +112,8 @@ class Job:
     #: The job's ``[input]`` (its file as an absolute path), ``[roles]`` and ``[ru_map]``
     #: tables as read: what :meth:`sdckit.jobs.Runner.to_toml` writes back.
     tables: dict[str, Any] = field(default_factory=dict)
+    labels: FileMetadata | None = None
+    timestamp: bool = False
 
     @property
     def data(self) -> pl.DataFrame:
@@ -161,32 +166,46 @@ def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl
             ):
                 example = '["NA", "-9"]' if key == "na_values" else '["age"]'
                 raise ParameterError(f"[input] {key!r} must be a list of strings, e.g. {example}.")
-        table = roles if isinstance(roles, dict) else {}
-        coded: list[str] = []  # the roles whose values are codes
-        numeric: set[str] = set(numeric_keys)
-        for role in ("keys", "linked", "household_level", "identifiers", "numeric", "weight"):
-            value = table.get(role)
-            names = [value] if isinstance(value, str) else value
-            found = (
-                [n for n in names if isinstance(n, str)] if isinstance(names, list | dict) else []
-            )
-            if role in ("numeric", "weight"):
-                numeric.update(found)
-            else:
-                coded.extend(found)
+        coded, _ = _coded_and_numeric(roles)
         for col in numeric_keys:
             if col not in coded:
                 raise ParameterError(
                     f"[input] 'numeric_keys' names {col!r}, which is not a key (or linked, "
                     "household-level) variable in [roles]."
                 )
-        text = [col for col in coded if col not in numeric]
+        text = text_columns(roles, numeric_keys)
         frame = read_data(path, format=fmt, na_values=na_values, text_columns=text)
         name = path.name
     if "rows" in spec:
         rows = check_int(spec["rows"], "input.rows", minimum=2)
         frame = frame.head(rows)
     return frame, name
+
+
+def _coded_and_numeric(roles: Any) -> tuple[list[str], set[str]]:
+    """The columns of a ``[roles]`` table (not validated yet) whose values are codes (keys,
+    linked, household-level, identifiers) and those with a numeric role (numeric, weight)."""
+    table = roles if isinstance(roles, dict) else {}
+    coded: list[str] = []
+    numeric: set[str] = set()
+    for role in ("keys", "linked", "household_level", "identifiers", "numeric", "weight"):
+        value = table.get(role)
+        names = [value] if isinstance(value, str) else value
+        found = [n for n in names if isinstance(n, str)] if isinstance(names, list | dict) else []
+        if role in ("numeric", "weight"):
+            numeric.update(found)
+        else:
+            coded.extend(found)
+    return coded, numeric
+
+
+def text_columns(roles: Any, numeric_keys: Sequence[str] = ()) -> list[str]:
+    """The columns a job with this ``[roles]`` table reads from a CSV file as text, exactly as
+    written (codes such as ``007``): the key, linked, household-level and identifier columns,
+    unless they have a numeric role or are listed in ``[input] numeric_keys``."""
+    coded, numeric = _coded_and_numeric(roles)
+    numeric |= set(numeric_keys)
+    return [c for c in dict.fromkeys(coded) if c not in numeric]
 
 
 def _detect_household_level(spec: dict[str, Any]) -> bool:
@@ -287,6 +306,42 @@ def _steps(
         params = with_seed(cls, params, step_seed, override)
         steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))
     return tuple(steps)
+
+
+def _check_numbers_read_as_text(
+    steps: Sequence[StepSpec], frame: pl.DataFrame, input_spec: dict[str, Any]
+) -> None:
+    """A step that works on a column as numbers (a parameter of the numeric role, such as
+    interval recoding's ``columns``) naming a key the CSV file holds as numbers but the job
+    reads as text (the rule of ``[input]``): say the fix now, not "not numeric" after the
+    steps before it have run."""
+    from sdckit.io import detect_format
+
+    if (
+        "file" not in input_spec
+        or detect_format(str(input_spec["file"]), input_spec.get("format")) != "csv"
+    ):
+        return  # only a CSV file's keys are read as text
+    for step in steps:
+        for name, param in type(step.method).parameters.items():
+            forms = param.schema()["forms"]
+            if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
+                       for f in forms):  # fmt: skip
+                continue
+            value = step.params.get(name)
+            for col in [value] if isinstance(value, str) else list(value or []):
+                if not isinstance(col, str) or col not in frame.columns:
+                    continue
+                s = frame.get_column(col)
+                if s.dtype == pl.String and (
+                    s.str.strip_chars().cast(pl.Float64, strict=False).null_count()
+                    == s.null_count()
+                ):
+                    raise ParameterError(
+                        f"{step.where}: the key {col!r} is read from "
+                        "the file as text (key columns are, to keep codes such as 007); to work "
+                        f'on it as numbers, add [input] numeric_keys = ["{col}"] to the job file.'
+                    )
 
 
 def _label(value: Any) -> str:
@@ -425,6 +480,7 @@ def load_job(
     seed: int | None = None,
     output_dir: str | Path | None = None,
     input_file: str | Path | None = None,
+    writes: bool = True,
 ) -> Job:
     """Read and validate a job file; raise an :class:`SdcError` for anything wrong.
 
@@ -442,6 +498,10 @@ def load_job(
         Read this file instead of the job's ``[input]`` file or dataset, with the job's other
         ``[input]`` options (``rows``, ``na_values``, ``numeric_keys``, ``format``): how
         ``sdckit check`` reads the original exactly as the job did.
+    writes : bool, default True
+        The job will write its outputs: check that each can be written and that the format of
+        ``data`` holds every released column name (False: the job is only read, as by
+        ``sdckit check``).
 
     Returns
     -------
@@ -476,10 +536,14 @@ def load_job(
     for p in (output_data, internal, external):
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
+    outputs = {"data": output_data, "report_internal": internal, "report_external": external}
+    check_outputs(outputs, input_path=input_path, moved=output_dir is not None, writable=writes)
+    timestamp = timestamp_of(output_spec)
     roles_spec = table_of(spec.get("roles"), "roles")
     md, input_name, notes = read_microdata(input_spec, roles_spec, base)
     frame = md.frame
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
+    _check_numbers_read_as_text(steps, frame, input_spec)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
@@ -494,6 +558,9 @@ def load_job(
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
     plan = _release_plan(output_spec, md)
+    if writes:
+        check_data_columns(output_data, plan.released_columns(md), moved=output_dir is not None)
+    labels = None if input_path is None else input_labels(input_path, input_spec.get("format"))
     return Job(
         path=job_path,
         title=title,
@@ -510,6 +577,8 @@ def load_job(
         release_plan=plan,
         notes=notes,
         tables=_tables_of(base, input_spec, roles_spec, spec.get("ru_map")),
+        labels=labels,
+        timestamp=timestamp,
     )
 
 

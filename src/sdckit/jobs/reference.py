@@ -63,7 +63,10 @@ def update_file(path: str | Path) -> bool:
     new = text[:start] + "\n\n" + methods_markdown() + "\n" + text[end:]
     if new == text:
         return False
-    target.write_text(new, encoding="utf-8")
+    from sdckit.io import atomic_path
+
+    with atomic_path(target) as tmp:
+        tmp.write_text(new, encoding="utf-8")
     return True
 
 

@@ -68,6 +68,9 @@ class Outputs:
     report_internal: Path | None = None
     report_external: Path | None = None
     plots: bool = True
+    #: Embed the time of writing in the outputs (``[output] timestamp``; default: the same
+    #: seed gives the same bytes).
+    timestamp: bool = False
 
 
 def seed_of_release(seed: int | None) -> Any:
@@ -104,6 +107,9 @@ class Runner:
         The ``[roles]`` table (default: the roles of ``data``).
     notes : list of str
         Notes on how the input was read (shown by the command line).
+    labels : FileMetadata, optional
+        The value and variable labels of an SPSS or Stata input, written back with a protected
+        file whose format holds them.
     ks : tuple of int
         The k's whose violations each step counts.
     **roles
@@ -123,6 +129,7 @@ class Runner:
         input: Mapping[str, Any] | None = None,
         roles_table: Mapping[str, Any] | None = None,
         notes: list[str] | None = None,
+        labels: Any = None,
         ks: tuple[int, ...] = DEFAULT_KS,
         **roles: Any,
     ) -> None:
@@ -141,6 +148,7 @@ class Runner:
             else {k: v for k, v in md.roles().items() if v}
         )
         self.notes = list(notes or [])
+        self.labels = labels
         self.version = 0
         self._specs: list[StepSpec] = []
         self._names: list[str] = []
@@ -162,11 +170,18 @@ class Runner:
             seed=job.seed,
             target=job.target,
             plan=job.release_plan,
-            outputs=Outputs(job.output_data, job.report_internal, job.report_external, job.plots),
+            outputs=Outputs(
+                job.output_data,
+                job.report_internal,
+                job.report_external,
+                job.plots,
+                job.timestamp,
+            ),
             title=job.title,
             input=tables.get("input"),
             roles_table=tables.get("roles"),
             notes=job.notes,
+            labels=job.labels,
         )
         run.ru_table = tables.get("ru_map")
         run._ru_spec = job.ru_map
@@ -185,8 +200,12 @@ class Runner:
         """A runner on the file an ``[input]`` table names, read and given the ``[roles]``
         exactly as a job reads it (the key columns of a CSV file as text unless numeric, the
         household-wide variables detected); ``options`` as for :class:`Runner`."""
+        from sdckit.jobs._outputs import input_labels
+
         md, _, notes = read_microdata(dict(input), dict(roles), base)
-        return cls(md, input=input, roles_table=roles, notes=notes, **options)
+        path = input.get("file")
+        labels = None if path is None else input_labels(base / path, input.get("format"))
+        return cls(md, input=input, roles_table=roles, notes=notes, labels=labels, **options)
 
     def apply_job_steps(self, progress: Progress | None = None) -> None:
         """Apply the steps of the job the runner was made from (:meth:`from_job`)."""
@@ -438,6 +457,7 @@ class Runner:
         (list of Path, str or None)
             The files written, in order, and why the release was refused (None: released).
         """
+        from sdckit.jobs._outputs import write_options
         from sdckit.report import write_report
 
         out = outputs if outputs is not None else self.outputs
@@ -456,7 +476,7 @@ class Runner:
             write_report(
                 session, out.report_internal, kind="internal", ru_map=ru, title=self.title,
                 target=(self.release_target.describe(), met), plots=out.plots,
-                release=released,
+                release=released, timestamp=out.timestamp,
             )  # fmt: skip
             written.append(out.report_internal)
             done += 1
@@ -469,7 +489,9 @@ class Runner:
             return written, refusal
         if out.data is not None:
             out.data.parent.mkdir(parents=True, exist_ok=True)
-            released.write(out.data)
+            released.write(out.data, **write_options(
+                released.output, out.data, self.labels, out.timestamp, session.history
+            ))  # fmt: skip
             written.append(out.data)
             done += 1
             report("Writing outputs", done, total)
@@ -477,7 +499,7 @@ class Runner:
             out.report_external.parent.mkdir(parents=True, exist_ok=True)
             write_report(
                 session, out.report_external, kind="external", title=self.title,
-                release=released,
+                release=released, timestamp=out.timestamp,
             )  # fmt: skip
             written.append(out.report_external)
             done += 1
@@ -525,6 +547,8 @@ class Runner:
         output: dict[str, Any] = {k: v for k, v in outputs.items() if v is not None}
         if not self.outputs.plots:
             output["plots"] = False
+        if self.outputs.timestamp:
+            output["timestamp"] = True
         output.update(_plan_table(self.plan))
         document: dict[str, Any] = {
             "title": self.title,

@@ -34,6 +34,7 @@ __all__ = [
     "parse_target",
     "read_input",
     "table_method",
+    "text_columns",
 ]
 
 AUDIT_PARAMETERS = _tables.AUDIT_PARAMETERS
@@ -43,6 +44,11 @@ def read_input(input_spec: dict[str, Any], roles_spec: dict[str, Any] | None) ->
     """The input file read exactly as a job with this ``[input]`` and ``[roles]`` reads it."""
     frame, _ = _load._read_input(Path("."), dict(input_spec), roles_spec)
     return frame
+
+
+def text_columns(roles_spec: dict[str, Any], numeric_keys: Sequence[str] = ()) -> list[str]:
+    """The columns a job with this ``[roles]`` table reads from a CSV file as text."""
+    return _load.text_columns(roles_spec, numeric_keys)
 
 
 def build_roles(roles_spec: dict[str, Any]) -> dict[str, Any]:

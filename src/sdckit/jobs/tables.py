@@ -365,6 +365,11 @@ def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, P
                 "its own path."
             )
         seen[resolved] = key
+    from sdckit.io import check_output_path
+
+    for key, p in paths.items():  # before any work: a path under a file, a folder not writable
+        if p is not None:
+            check_output_path(p, f"[output] {key!r} file")
     return paths
 
 

@@ -1,8 +1,10 @@
 """Protection methods for microdata.
 
 Each method is a class with keyword-only parameters (``Pram(min_diagonal=0.8, seed=1)``) and a
-function twin (``pram(df, variables=[...], seed=1)``); both return a :class:`Protected` with the
-protected data in the caller's frame type, row order and index, and a record of what changed.
+function twin (``pram(df, variables=[...], seed=1)``) generated from the class by
+:func:`sdckit.twins.function_twin`: the same parameters under the same names, plus the roles of
+:class:`~sdckit.microdata.Microdata`.  Both return a :class:`Protected` with the protected data
+in the caller's frame type, row order and index, and a record of what changed.
 """
 
 from sdckit.masking._marginal_swap import MarginalPreservingSwap, marginal_swap, swap_sides

@@ -24,7 +24,7 @@ import polars as pl
 
 from sdckit._validation import check_int, check_real, check_seed
 from sdckit.errors import ParameterError
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import (
     Callable_,
     Columns,
@@ -41,6 +41,7 @@ from sdckit.protection import (
 from sdckit.risk.graphical._margins import table_codes
 from sdckit.risk.graphical.chordal import junction_tree
 from sdckit.risk.graphical.model import DecomposableModel, _as_model, decomposable_risk
+from sdckit.twins import function_twin
 
 __all__ = ["MarginalPreservingSwap", "marginal_swap", "swap_sides"]
 
@@ -325,23 +326,24 @@ class MarginalPreservingSwap(ProtectionMethod):
         return method, md
 
 
-def marginal_swap(
-    data: Any,
-    *,
-    keys: Sequence[str] | None = None,
-    weight: str | None = None,
-    model: Any,
-    threshold: float = 0.5,
-    max_records: int | None = None,
-    population_size: int | None = None,
-    distance: str | Distance = "hamming",
-    seed: np.random.Generator | int | None = None,
-) -> Protected:
+@function_twin(MarginalPreservingSwap)
+def marginal_swap(data: Any, **params: Any) -> Protected:
     """Swap risky sample uniques keeping every clique margin of a decomposable model.
 
     Function form of :class:`MarginalPreservingSwap` (see it for the parameters).  The result's
     ``details`` list the risky records, those swapped with their partners and swapped
     variables, and those for which no partner exists.
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    model, threshold, max_records, population_size, distance, seed
+        The parameters of :class:`MarginalPreservingSwap`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Examples
     --------
@@ -354,13 +356,3 @@ def marginal_swap(
     >>> len(res.details["swapped"]) + len(res.details["not_swappable"]) <= 6
     True
     """
-    md = as_microdata(data, keys=keys, weight=weight)
-    method = MarginalPreservingSwap(
-        model=model,
-        threshold=threshold,
-        max_records=max_records,
-        population_size=population_size,
-        distance=distance,
-        seed=seed,
-    )
-    return method.apply(md)

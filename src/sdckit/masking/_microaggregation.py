@@ -90,7 +90,7 @@ from sdckit.masking._strata import (
     stratum_seeds,
 )
 from sdckit.masking._univariate import optimal_univariate_labels
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import (
     Boolean,
     Column,
@@ -102,6 +102,7 @@ from sdckit.protection import (
     ProtectionMethod,
     Seed,
 )
+from sdckit.twins import function_twin
 
 __all__ = [
     "Microaggregation",
@@ -794,31 +795,20 @@ class Microaggregation(ReportsStrata, ProtectionMethod):
         return cls(k=3, method="mdav"), md
 
 
-def microaggregation(
-    data: Any,
-    *,
-    numeric: str | Sequence[str] | None = None,
-    k: int = 3,
-    method: MicroaggregationMethod = "mdav",
-    variables: str | Sequence[str] | None = None,
-    aggregate: Literal["mean", "median"] = "mean",
-    standardize: bool = True,
-    strata: str | None = None,
-    iterations: int = 2000,
-    seed: int | np.random.Generator | None = None,
-    n_jobs: int = 1,
-) -> Protected:
+@function_twin(Microaggregation)
+def microaggregation(data: Any, **params: Any) -> Protected:
     """Microaggregate numeric variables (function form of :class:`Microaggregation`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-        The microdata (pandas, polars or pyarrow), or a :class:`Microdata`.
-    numeric : list of str, optional
-        Numeric variables (required unless ``data`` is a :class:`Microdata` with them or
-        ``variables`` is given).
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
     k, method, variables, aggregate, standardize, strata, iterations, seed, n_jobs
-        See :class:`Microaggregation`.
+        The parameters of :class:`Microaggregation`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -841,18 +831,3 @@ def microaggregation(
     >>> result.details["group_sizes"].tolist()
     [3, 3]
     """
-    if numeric is None and variables is not None and not isinstance(data, Microdata):
-        numeric = variables
-    md = as_microdata(data, numeric=numeric)
-    method_obj = Microaggregation(
-        k=k,
-        method=method,
-        variables=variables,
-        aggregate=aggregate,
-        standardize=standardize,
-        strata=strata,
-        iterations=iterations,
-        seed=seed,
-        n_jobs=n_jobs,
-    )
-    return method_obj.apply(md)

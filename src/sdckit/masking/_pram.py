@@ -69,6 +69,7 @@ from sdckit.protection import (
     Real,
     Seed,
 )
+from sdckit.twins import function_twin
 
 __all__ = [
     "Pram",
@@ -789,13 +790,24 @@ def _expected_change(codes: np.ndarray, strata: np.ndarray, matrices: list[np.nd
     return total / int(valid.sum())
 
 
-def pram(
-    data: Any, *, variables: Sequence[str] | None = None, seed: Any = None, **params: Any
-) -> Protected:
+@function_twin(Pram)
+def pram(data: Any, **params: Any) -> Protected:
     """Function twin of :class:`Pram`: ``pram(df, variables=[...], seed=1)``.
 
     Roles for building the :class:`~sdckit.microdata.Microdata` (``keys``, ``strata``,
     ``weight``) may be passed with the parameters.
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    variables, transition, min_diagonal, diagonal, invariant, alpha, target_min_diagonal,
+    by_strata, forbidden, must_exist, max_redraws, seed, n_jobs
+        The parameters of :class:`Pram`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Examples
     --------
@@ -805,6 +817,3 @@ def pram(
     >>> out.data.height, sorted(out.data["reg"].unique().to_list())
     (100, [1, 2, 3, 4])
     """
-    role_names = ("keys", "numeric", "weight", "strata", "household", "sensitive")
-    roles = {k: params.pop(k) for k in list(params) if k in role_names}
-    return Pram(variables=variables, seed=seed, **params).apply(data, **roles)

@@ -34,6 +34,7 @@ from sdckit._validation import check_choice, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
 from sdckit.microdata import Microdata
 from sdckit.protection import Columns, Options, Param, Protected, ProtectionMethod, Real, Seed
+from sdckit.twins import function_twin
 
 __all__ = ["RankSwapping", "rank_swapping"]
 
@@ -387,24 +388,28 @@ class RankSwapping(ProtectionMethod):
         return cls(p=10.0, seed=7), Microdata(df, keys=["region"], numeric=["income", "savings"])
 
 
-def rank_swapping(
-    data: Any,
-    *,
-    numeric: Sequence[str] | None = None,
-    p: float | None = None,
-    seed: Any = None,
-    **params: Any,
-) -> Protected:
+@function_twin(RankSwapping)
+def rank_swapping(data: Any, **params: Any) -> Protected:
     """Function twin of :class:`RankSwapping`.
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    variables, method, p, r0, k0, top_percent, bottom_percent, seed
+        The parameters of :class:`RankSwapping`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Examples
     --------
     >>> import polars as pl
     >>> df = pl.DataFrame({"x": [float(v) for v in range(100)]})
-    >>> out = rank_swapping(df, numeric=["x"], p=5, seed=1)
+    >>> out = rank_swapping(df, variables=["x"], p=5, seed=1)
     >>> sorted(out.data["x"].to_list()) == list(map(float, range(100)))
     True
     >>> max(abs(a - b) for a, b in zip(out.data["x"], df["x"])) <= 5
     True
     """
-    return RankSwapping(variables=numeric, p=p, seed=seed, **params).apply(data, numeric=numeric)

@@ -90,7 +90,7 @@ from sdckit.masking._strata import (
     split,
     stratum_seeds,
 )
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import (
     Boolean,
     Column,
@@ -105,6 +105,7 @@ from sdckit.protection import (
     TupleOf,
     changed_cells,
 )
+from sdckit.twins import function_twin
 
 __all__ = ["AddNoise", "add_noise"]
 
@@ -868,37 +869,21 @@ def _any_in_household(mask: np.ndarray, lead: np.ndarray) -> np.ndarray:
     return out
 
 
-def add_noise(
-    data: Any,
-    *,
-    numeric: str | Sequence[str] | None = None,
-    strata: str | None = None,
-    method: NoiseMethod = "additive",
-    noise: float = 150.0,
-    delta: float = 0.1,
-    variables: str | Sequence[str] | None = None,
-    balance: Sequence[tuple[str, Sequence[str]]] | None = None,
-    outlier_rule: Literal["quantile", "mahalanobis"] = "quantile",
-    outlier_quantile: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    by_strata: bool = False,
-    n_jobs: int = 1,
-) -> Protected:
+@function_twin(AddNoise)
+def add_noise(data: Any, **params: Any) -> Protected:
     """Add random noise to numeric variables (function form of :class:`AddNoise`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-        The microdata (pandas, polars or pyarrow), or a :class:`Microdata`.
-    numeric : list of str, optional
-        Numeric variables (required unless ``data`` is a :class:`Microdata` with them or
-        ``variables`` is given).
-    strata : str, optional
-        The strata column (for ``by_strata``; a Microdata keeps its own).
-    method, noise, delta, variables, balance, outlier_rule, outlier_quantile, seed
-        See :class:`AddNoise`.
-    by_strata, n_jobs
-        See :class:`AddNoise`.
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    method, noise, delta, variables, balance, outlier_rule, outlier_quantile, seed, by_strata,
+    n_jobs
+        The parameters of :class:`AddNoise`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -916,16 +901,3 @@ def add_noise(
     >>> (out["x"] + out["y"] == out["z"]).all()
     True
     """
-    md = as_microdata(data, numeric=numeric, strata=strata)
-    return AddNoise(
-        method=method,
-        noise=noise,
-        delta=delta,
-        variables=variables,
-        balance=balance,
-        outlier_rule=outlier_rule,
-        outlier_quantile=outlier_quantile,
-        seed=seed,
-        by_strata=by_strata,
-        n_jobs=n_jobs,
-    ).apply(md)

@@ -21,7 +21,7 @@ import polars as pl
 
 from sdckit._validation import check_choice, check_columns_exist, check_int, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import (
     Boolean,
     ColumnMap,
@@ -36,6 +36,7 @@ from sdckit.protection import (
     Real,
     TupleOf,
 )
+from sdckit.twins import function_twin
 
 __all__ = [
     "GlobalRecoding",
@@ -266,20 +267,20 @@ class GlobalRecoding(ProtectionMethod):
         return cls(mapping={"region": levels}), md
 
 
-def global_recode(
-    data: Any, *, mapping: Mapping[str, Levels], strict: bool = False, keys: Any = None
-) -> Protected:
+@function_twin(GlobalRecoding)
+def global_recode(data: Any, **params: Any) -> Protected:
     """Map categories to coarser categories (see :class:`GlobalRecoding`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-    mapping : dict
-        ``{variable: {old: new}}`` or ``{variable: [level1, level2, ...]}``.
-    strict : bool, default False
-        Unknown categories are an error (True) or keep their value (False).
-    keys : list of str, optional
-        Key variables, kept as a role of the result.
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    mapping, strict
+        The parameters of :class:`GlobalRecoding`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -293,8 +294,6 @@ def global_recode(
     >>> global_recode(df, mapping={"age": {1: 1, 2: 1, 3: 2, 4: 2}}).data["age"].to_list()
     [1, 1, 2, 2]
     """
-    md = as_microdata(data, keys=keys)
-    return GlobalRecoding(mapping=mapping, strict=strict).apply(md)
 
 
 # ---------------------------------------------------------------------- intervals
@@ -539,23 +538,20 @@ class IntervalRecoding(ProtectionMethod):
         return cls(columns="age", n_bins=3, method="quantile"), md
 
 
-def recode_intervals(
-    data: Any,
-    *,
-    columns: str | Sequence[str],
-    breaks: Sequence[float] | Mapping[str, Sequence[float]] | None = None,
-    n_bins: int | Mapping[str, int] | None = None,
-    method: str = "equal_width",
-    labels: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-    closed: str = "left",
-) -> Protected:
+@function_twin(IntervalRecoding)
+def recode_intervals(data: Any, **params: Any) -> Protected:
     """Cut numeric variables into labelled intervals (see :class:`IntervalRecoding`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
     columns, breaks, n_bins, method, labels, closed
-        See :class:`IntervalRecoding`.
+        The parameters of :class:`IntervalRecoding`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -569,11 +565,6 @@ def recode_intervals(
     >>> recode_intervals(df, columns="x", n_bins=2).data["x"].to_list()
     ['[0, 2)', '[0, 2)', '[2, 4]', '[2, 4]', '[2, 4]']
     """
-    md = as_microdata(data)
-    method_obj = IntervalRecoding(
-        columns=columns, breaks=breaks, n_bins=n_bins, method=method, labels=labels, closed=closed
-    )
-    return method_obj.apply(md)
 
 
 # ---------------------------------------------------------------------- top and bottom coding
@@ -818,25 +809,21 @@ class TopBottomCoding(ProtectionMethod):
         return method, md
 
 
-def top_bottom_code(
-    data: Any,
-    *,
-    columns: str | Sequence[str],
-    upper: float | Mapping[str, float] | None = None,
-    lower: float | Mapping[str, float] | None = None,
-    quantile: bool = False,
-    replacement: str | float | tuple[float, float] = "threshold",
-    weight: str | None = None,
-) -> Protected:
+@function_twin(TopBottomCoding)
+def top_bottom_code(data: Any, **params: Any) -> Protected:
     """Top and bottom coding of numeric variables (see :class:`TopBottomCoding`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-    columns, upper, lower, quantile, replacement
-        See :class:`TopBottomCoding`.
-    weight : str, optional
-        Sampling weight; when given, tail means are weighted.
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    columns, upper, lower, quantile, replacement, weighted
+        The parameters of :class:`TopBottomCoding`, by name (keyword arguments only); tail
+        means are weighted with ``weighted=True`` and a weight (``weight="w"`` below).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -850,12 +837,3 @@ def top_bottom_code(
     >>> top_bottom_code(df, columns="x", upper=10, lower=2).data["x"].to_list()
     [2, 5, 9, 10]
     """
-    md = as_microdata(data, weight=weight)
-    return TopBottomCoding(
-        columns=columns,
-        upper=upper,
-        lower=lower,
-        quantile=quantile,
-        replacement=replacement,
-        weighted=weight is not None,
-    ).apply(md)

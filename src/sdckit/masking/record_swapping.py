@@ -55,6 +55,7 @@ from sdckit.protection import (
     Seed,
     require,
 )
+from sdckit.twins import function_twin
 
 __all__ = ["TargetedRecordSwapping", "targeted_record_swapping"]
 
@@ -547,17 +548,22 @@ def _check_short(
         )
 
 
-def targeted_record_swapping(
-    data: Any,
-    *,
-    hierarchy: Sequence[str],
-    household: str | None = None,
-    seed: Any = None,
-    **params: Any,
-) -> Protected:
+@function_twin(TargetedRecordSwapping)
+def targeted_record_swapping(data: Any, **params: Any) -> Protected:
     """Function twin of :class:`TargetedRecordSwapping`.
 
     Roles (``household``, ``keys``, ...) may be passed with the parameters.
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    hierarchy, risk_variables, k, swap_rate, similarity, carry_along, seed
+        The parameters of :class:`TargetedRecordSwapping`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Examples
     --------
@@ -574,7 +580,3 @@ def targeted_record_swapping(
     >>> out.details["pairs"].columns
     ['household', 'donor', 'level', 'similarity_profile']
     """
-    role_names = ("keys", "numeric", "weight", "strata", "sensitive")
-    roles = {k: params.pop(k) for k in list(params) if k in role_names}
-    method = TargetedRecordSwapping(hierarchy=hierarchy, seed=seed, **params)
-    return method.apply(data, household=household, **roles)

@@ -31,8 +31,9 @@ import polars as pl
 from sdckit._codes import encode_column
 from sdckit._validation import check_choice, check_real, check_seed
 from sdckit.errors import ColumnError, ParameterError
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import Options, Param, Protected, ProtectionMethod, Real, Seed, String
+from sdckit.twins import function_twin
 
 __all__ = ["SubSample", "subsample"]
 
@@ -260,33 +261,20 @@ class SubSample(ProtectionMethod):
         return cls(fraction=0.5, method="stratified", seed=11), md
 
 
-def subsample(
-    data: Any,
-    *,
-    fraction: float,
-    method: Literal["srs", "stratified"] = "srs",
-    strata: str | None = None,
-    weight: str | None = None,
-    weighting: Literal["calibrate", "design"] = "calibrate",
-    weight_name: str = "weight",
-    seed: int | np.random.Generator | None = None,
-) -> Protected:
+@function_twin(SubSample)
+def subsample(data: Any, **params: Any) -> Protected:
     """Keep a random sample of the records (function form of :class:`SubSample`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-        The microdata (pandas, polars or pyarrow), or a :class:`Microdata`.
-    fraction : float
-        Sampling fraction in (0, 1].
-    method : {"srs", "stratified"}, default "srs"
-        Simple random or proportional stratified sampling.
-    strata : str, optional
-        Strata column (needed for "stratified" unless ``data`` is a Microdata with strata).
-    weight : str, optional
-        Sampling weight column; without it every record weighs 1.
-    weighting, weight_name, seed
-        See :class:`SubSample`.
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    fraction, method, weighting, weight_name, seed
+        The parameters of :class:`SubSample`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -302,11 +290,3 @@ def subsample(
     >>> len(out), out["weight"].sum(), out.index.isin(df.index).all()
     (3, np.float64(10.0), np.True_)
     """
-    md = as_microdata(data, strata=strata, weight=weight)
-    return SubSample(
-        fraction=fraction,
-        method=method,
-        weighting=weighting,
-        weight_name=weight_name,
-        seed=seed,
-    ).apply(md)

@@ -28,6 +28,7 @@ from sdckit._validation import check_seed, column_list
 from sdckit.errors import ColumnError, DataError
 from sdckit.microdata import Microdata
 from sdckit.protection import Columns, Param, Protected, ProtectionMethod, Seed
+from sdckit.twins import function_twin
 
 __all__ = ["Shuffling", "shuffle"]
 
@@ -243,15 +244,20 @@ class Shuffling(ProtectionMethod):
         return cls(variables=["income"], predictors=["age", "sex"], seed=4), md
 
 
-def shuffle(
-    data: Any,
-    *,
-    numeric: Sequence[str] | None = None,
-    predictors: Sequence[str] | None = None,
-    seed: Any = None,
-    **roles: Any,
-) -> Protected:
+@function_twin(Shuffling)
+def shuffle(data: Any, **params: Any) -> Protected:
     """Function twin of :class:`Shuffling`.
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    variables, predictors, seed
+        The parameters of :class:`Shuffling`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Examples
     --------
@@ -259,10 +265,7 @@ def shuffle(
     >>> rng = np.random.default_rng(0)
     >>> x = rng.normal(size=500)
     >>> df = pl.DataFrame({"x": x, "y": 2 * x + rng.normal(size=500)})
-    >>> out = shuffle(df, numeric=["y"], predictors=["x"], seed=1).data
+    >>> out = shuffle(df, variables=["y"], predictors=["x"], seed=1).data
     >>> bool(np.array_equal(np.sort(out["y"]), np.sort(df["y"])))
     True
     """
-    return Shuffling(variables=numeric, predictors=predictors, seed=seed).apply(
-        data, numeric=numeric, **roles
-    )

@@ -64,7 +64,7 @@ from sdckit.masking._suppression_restore import (
     structural_dependencies,
     suppress_and_restore,
 )
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import (
     Boolean,
     ColumnMap,
@@ -79,6 +79,7 @@ from sdckit.protection import (
     require,
 )
 from sdckit.risk._frequencies import frequency_counts
+from sdckit.twins import function_twin
 
 __all__ = [
     "LocalSuppression",
@@ -754,36 +755,21 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         return cls(k=3, importance=[1, 2, 3]), md
 
 
-def local_suppression(
-    data: Any,
-    *,
-    keys: Any = None,
-    strata: str | None = None,
-    household: str | None = None,
-    k: int = 2,
-    importance: Importance = None,
-    fixed: Sequence[str] | None = None,
-    combinations: int | None = None,
-    missing: str = "wildcard",
-    block_inference: bool = True,
-    block_households: bool = True,
-    by_strata: bool = False,
-    n_jobs: int = 1,
-) -> Protected:
+@function_twin(LocalSuppression)
+def local_suppression(data: Any, **params: Any) -> Protected:
     """Suppress key values until every record has ``fk >= k`` (see :class:`LocalSuppression`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-    keys : list of str, optional
-        Key variables (required unless ``data`` is a Microdata with keys).
-    strata : str, optional
-        The strata column (for ``by_strata``; a Microdata keeps its own).
-    household : str, optional
-        The household id (for ``block_households``; a Microdata keeps its own).
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
     k, importance, fixed, combinations, missing, block_inference, block_households, by_strata,
     n_jobs
-        See :class:`LocalSuppression`.
+        The parameters of :class:`LocalSuppression`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -799,19 +785,6 @@ def local_suppression(
     >>> res.data["a"].to_list()
     [1, 1, 2, 2, None]
     """
-    md = as_microdata(data, keys=keys, strata=strata, household=household)
-    method = LocalSuppression(
-        k=k,
-        importance=importance,
-        fixed=fixed,
-        combinations=combinations,
-        missing=missing,
-        block_inference=block_inference,
-        block_households=block_households,
-        by_strata=by_strata,
-        n_jobs=n_jobs,
-    )
-    return method.apply(md)
 
 
 class RiskSuppression(ProtectionMethod):
@@ -972,16 +945,8 @@ class RiskSuppression(ProtectionMethod):
         return cls(threshold=0.1), md2
 
 
-def suppress_risky_records(
-    data: Any,
-    *,
-    keys: Any = None,
-    weight: str | None = None,
-    threshold: float,
-    importance: Importance = None,
-    method: str = "approx",
-    missing: str = "wildcard",
-) -> Protected:
+@function_twin(RiskSuppression)
+def suppress_risky_records(data: Any, **params: Any) -> Protected:
     """Suppress key values until no individual risk exceeds ``threshold``.
 
     See :class:`RiskSuppression`.
@@ -989,11 +954,13 @@ def suppress_risky_records(
     Parameters
     ----------
     data : DataFrame or Microdata
-    keys : list of str, optional
-    weight : str, optional
-        Sampling weight (without it the risk is ``1 / fk``).
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
     threshold, importance, method, missing
-        See :class:`RiskSuppression`.
+        The parameters of :class:`RiskSuppression`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -1008,7 +975,3 @@ def suppress_risky_records(
     >>> res.data["b"].to_list()
     [1, 1, 1, 1, None]
     """
-    md = as_microdata(data, keys=keys, weight=weight)
-    return RiskSuppression(
-        threshold=threshold, importance=importance, method=method, missing=missing
-    ).apply(md)

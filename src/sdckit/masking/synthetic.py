@@ -56,6 +56,7 @@ from sdckit.protection import (
     Seed,
 )
 from sdckit.risk.replicated import replicated_uniques
+from sdckit.twins import function_twin
 
 __all__ = ["Synthesis", "Synthesizer", "synthesize"]
 
@@ -589,8 +590,27 @@ class Synthesis(ProtectionMethod):
         return cls(seed=3, min_samples_leaf=10), md
 
 
-def synthesize(data: Any, *, seed: Any = None, **params: Any) -> Protected:
-    """Function twin of :class:`Synthesis` (roles may be passed with the parameters)."""
-    role_names = ("keys", "numeric", "weight", "strata", "household", "sensitive")
-    roles = {k: params.pop(k) for k in list(params) if k in role_names}
-    return Synthesis(seed=seed, **params).apply(data, **roles)
+@function_twin(Synthesis)
+def synthesize(data: Any, **params: Any) -> Protected:
+    """Replace variables by values drawn from models fitted on the data (see :class:`Synthesis`).
+
+    Parameters
+    ----------
+    data : DataFrame or Microdata
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
+    synthesize, visit_sequence, method, min_samples_leaf, allow_replicated_uniques,
+    max_redraws, seed
+        The parameters of :class:`Synthesis`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> df = pl.DataFrame({"sex": ["f", "m"] * 50, "age": [20, 30, 40, 50, 60] * 20})
+    >>> out = synthesize(df, keys=["sex", "age"], seed=1)
+    >>> out.data.height, sorted(out.data["age"].unique().to_list())
+    (100, [20, 30, 40, 50, 60])
+    """

@@ -71,7 +71,7 @@ import scipy.sparse
 from sdckit._codes import encode_column, first_index
 from sdckit._validation import check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, InfeasibleError, ParameterError, SdcWarning
-from sdckit.microdata import Microdata, as_microdata
+from sdckit.microdata import Microdata
 from sdckit.protection import (
     Column,
     Columns,
@@ -85,6 +85,7 @@ from sdckit.protection import (
     TupleOf,
     changed_cells,
 )
+from sdckit.twins import function_twin
 
 __all__ = ["WeightCalibration", "calibrate_weights"]
 
@@ -635,34 +636,20 @@ class WeightCalibration(ProtectionMethod):
         return method, md
 
 
-def calibrate_weights(
-    data: Any,
-    *,
-    weight: str | None = None,
-    keys: str | Sequence[str] | None = None,
-    household: str | None = None,
-    variables: str | Sequence[str] | None = None,
-    interactions: Sequence[tuple[str, str]] | None = None,
-    noise: float = 0.0,
-    rounding: float | None = None,
-    max_iterations: int = 100,
-    tolerance: float = 1e-10,
-    seed: int | np.random.Generator | None = None,
-) -> Protected:
+@function_twin(WeightCalibration)
+def calibrate_weights(data: Any, **params: Any) -> Protected:
     """Replace the weight by weights raked on released values (see :class:`WeightCalibration`).
 
     Parameters
     ----------
     data : DataFrame or Microdata
-        The microdata (pandas, polars or pyarrow), or a :class:`Microdata`.
-    weight : str, optional
-        The weight column (required unless ``data`` is a Microdata with a weight).
-    keys : list of str, optional
-        Key variables (the default calibration variables).
-    household : str, optional
-        Household id; weights constant within households are calibrated per household.
+        The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
     variables, interactions, noise, rounding, max_iterations, tolerance, seed
-        See :class:`WeightCalibration`.
+        The parameters of :class:`WeightCalibration`, by name (keyword arguments only).
+    **roles
+        The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,
+        ``weight``, ``strata``, ``household``, ...) for building it from a plain frame;
+        given with a Microdata they replace its roles (see :mod:`sdckit.twins`).
 
     Returns
     -------
@@ -679,13 +666,3 @@ def calibrate_weights(
     >>> out["w"].round(4).to_list()  # row total x column total / 11: 4*3/11, 4*8/11, ...
     [1.0909, 2.9091, 1.9091, 5.0909]
     """
-    md = as_microdata(data, weight=weight, keys=keys, household=household)
-    return WeightCalibration(
-        variables=variables,
-        interactions=interactions,
-        noise=noise,
-        rounding=rounding,
-        max_iterations=max_iterations,
-        tolerance=tolerance,
-        seed=seed,
-    ).apply(md)

@@ -543,6 +543,7 @@ def render_report(
     target: tuple[str, bool] | None = None,
     plots: bool = True,
     release: Any = None,
+    timestamp: bool = False,
 ) -> str:
     """The HTML text of the report of a protection session.
 
@@ -566,6 +567,8 @@ def render_report(
     release : sdckit.release.Release, optional
         The released file and its independent check: the counts go into both reports (the
         internal one also lists the findings and the release role of every column).
+    timestamp : bool, default False
+        Show the time of writing (False: the same session gives the same bytes).
 
     Returns
     -------
@@ -595,7 +598,7 @@ def render_report(
         "title": title,
         "kind": kind,
         "version": __version__,
-        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC") if timestamp else "",
     }
     if kind == "internal":
         context.update(_internal_context(session, ru_map, target, plots))
@@ -615,6 +618,7 @@ def write_report(
     target: tuple[str, bool] | None = None,
     plots: bool = True,
     release: Any = None,
+    timestamp: bool = False,
 ) -> Path:
     """Write the HTML report of a session to ``path`` (atomically) and return the path.
 
@@ -634,7 +638,7 @@ def write_report(
 
     text = render_report(
         session, kind=kind, ru_map=ru_map, title=title, target=target, plots=plots,
-        release=release,
+        release=release, timestamp=timestamp,
     )  # fmt: skip
     target_path = Path(path)
     with atomic_path(target_path) as tmp:

@@ -172,6 +172,7 @@ def render_table_report(
     kind: ReportKind = "internal",
     audit: Any = None,
     title: str = "Table protection report",
+    timestamp: bool = False,
 ) -> str:
     """The HTML text of the report of a table protection.
 
@@ -190,6 +191,8 @@ def render_table_report(
         (:func:`~sdckit.tables.suppression.rank_audit`, for tables too large for the LP) is
         reported as it is: exact disclosure of the primaries, no intervals.
     title : str
+    timestamp : bool, default False
+        Show the time of writing (False: the same result gives the same bytes).
 
     Returns
     -------
@@ -265,7 +268,7 @@ def render_table_report(
         "title": title,
         "kind": kind,
         "version": __version__,
-        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC") if timestamp else "",
         "facts": facts,
         "dimensions": list(table.dimensions),
         "grids": _grids(table, kind) if show_grids else [],
@@ -290,6 +293,7 @@ def write_table_report(
     kind: ReportKind = "internal",
     audit: Any = None,
     title: str = "Table protection report",
+    timestamp: bool = False,
 ) -> Path:
     """Write the HTML report of a table protection (see :func:`render_table_report`).
 
@@ -312,7 +316,7 @@ def write_table_report(
     target = Path(path)
     if target.suffix.lower() not in (".html", ".htm"):
         raise ParameterError("The report 'path' must end in .html.")
-    text = render_table_report(result, kind=kind, audit=audit, title=title)
+    text = render_table_report(result, kind=kind, audit=audit, title=title, timestamp=timestamp)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -16,7 +16,6 @@ target), and a missing directory is created.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,10 +50,35 @@ def _check_names(cols: dict[str, Any]) -> None:
         raise ColumnError("A dimension name clashes with a result column; rename it.")
 
 
+def _decimals(inputs: np.ndarray) -> int | None:
+    """The fewest decimals (0 to 9) that write every input value exactly (None: more)."""
+    x = np.asarray(inputs, dtype=np.float64).ravel()
+    x = x[np.isfinite(x) & (x != 0)]
+    if x.size == 0:
+        return None
+    ulps = 2 * np.spacing(np.abs(x))  # a decimal read into a float is within half an ulp
+    for decimals in range(10):
+        if np.all(np.abs(x - np.round(x, decimals)) <= ulps):
+            return decimals
+    return None
+
+
+def _input_precision(table: Table) -> np.ndarray:
+    """The cell values rounded to the precision of the input values (the largest
+    contributions of each cell, else the leaf cells of a table given by its cells): a sum of
+    amounts in cents is written ``110429230.62``, not ``110429230.61999997`` (the noise of
+    binary addition, not a digit of the data); inputs with more than 9 decimals (weighted
+    contributions) leave the values as they are."""
+    values = np.asarray(table.values, dtype=np.float64)
+    inputs = table.top if table.top.size else values[~np.asarray(table.is_total, dtype=bool)]
+    decimals = _decimals(inputs)
+    return values if decimals is None else np.round(values, decimals)
+
+
 def internal_frame(table: Table, *, status: bool = True) -> pl.DataFrame:
     """One row per cell: codes, value, contributors, largest contributions, status, levels."""
     cols = _codes(table)
-    cols["value"] = table.values
+    cols["value"] = _input_precision(table)
     cols["n_contributors"] = table.n_contributors
     for j in range(table.top.shape[1]):
         cols[f"top_{j + 1}"] = table.top[:, j]
@@ -73,7 +97,8 @@ def published_frame(table: Table) -> pl.DataFrame:
     """Codes, the published value (null where suppressed) and the flag ``suppressed``."""
     cols = _codes(table)
     hidden = table.suppressed
-    cols["value"] = pl.Series("value", np.where(hidden, np.nan, table.values)).fill_nan(None)
+    values = _input_precision(table)
+    cols["value"] = pl.Series("value", np.where(hidden, np.nan, values)).fill_nan(None)
     cols["suppressed"] = hidden
     _check_names(cols)
     return pl.DataFrame(cols)
@@ -115,20 +140,11 @@ def write_table(table: Table, path: str | os.PathLike[str], *, published: bool) 
         raise DataError(
             f"The directory of {str(target)!r} cannot be created; choose a writable 'path'."
         ) from None
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    from sdckit.io import atomic_path
+
+    with atomic_path(target) as tmp:
         if suffix == ".csv":
             frame.write_csv(tmp)
         else:
             frame.write_parquet(tmp)
-        os.replace(tmp, target)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-        raise DataError(
-            f"Writing {str(target)!r} failed (no space or no permission); nothing was written."
-        ) from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target

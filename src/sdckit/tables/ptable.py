@@ -335,9 +335,10 @@ def write_ptable(table: PTable, path: str | os.PathLike[str], *, format: str = "
         lines.append(";".join(_fmt(x) for x in row))
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(target)
+    from sdckit.io import atomic_path
+
+    with atomic_path(target) as tmp:
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return target
 
 

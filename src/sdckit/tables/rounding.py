@@ -33,6 +33,7 @@ from sdckit.protection import Boolean, Integer, Options, Param, Real, Seed
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables._method import TableMethod
 from sdckit.tables.table import Table
+from sdckit.twins import function_twin
 
 __all__ = [
     "ControlledRounding",
@@ -485,30 +486,31 @@ class SmallCellAdjustment(TableMethod):
         return cls(base=3, seed=7), _count_example()
 
 
-def round_deterministic(table: Table, base: int, *, ties: str = "up") -> RoundingResult:
+@function_twin(DeterministicRounding, roles=False)
+def round_deterministic(table: Table, **params: Any) -> RoundingResult:
     """Round every cell independently to the nearest multiple of ``base``.
 
     The function form of :class:`DeterministicRounding`.
 
     Parameters
     ----------
-    ties : {"up", "even"}
-        Halfway values go up, or to the even multiple.
+    table : Table
+        The table (it is not modified).
+    base, ties
+        The parameters of :class:`DeterministicRounding`, by name (keyword arguments only).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sdckit.tables import Table, round_deterministic
     >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
-    >>> round_deterministic(t, 3).rounded.tolist()
+    >>> round_deterministic(t, base=3).rounded.tolist()
     [6, 6, 3]
     """
-    return DeterministicRounding(base=base, ties=ties).apply(table)
 
 
-def round_random(
-    table: Table, base: int, *, seed: Any = None, additive: bool = False
-) -> RoundingResult:
+@function_twin(RandomRounding, roles=False)
+def round_random(table: Table, **params: Any) -> RoundingResult:
     """Unbiased random rounding: up to the next multiple with probability residue / base.
 
     The function form of :class:`RandomRounding`.
@@ -516,25 +518,26 @@ def round_random(
     With ``additive=True`` only the interior cells are rounded and the margins are added up
     (additive, but the margins' errors add up too); otherwise every cell is rounded on its own.
 
+    Parameters
+    ----------
+    table : Table
+        The table (it is not modified).
+    base, seed, additive
+        The parameters of :class:`RandomRounding`, by name (keyword arguments only).
+
     Examples
     --------
     >>> import numpy as np
     >>> from sdckit.tables import Table, round_random
     >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
-    >>> res = round_random(t, 5, seed=1)
+    >>> res = round_random(t, base=5, seed=1)
     >>> bool(np.all(res.rounded % 5 == 0))
     True
     """
-    return RandomRounding(base=base, seed=seed, additive=additive).apply(table)
 
 
-def round_controlled(
-    table: Table,
-    base: int,
-    *,
-    k_steps: int = 0,
-    time_limit: float | None = None,
-) -> RoundingResult:
+@function_twin(ControlledRounding, roles=False)
+def round_controlled(table: Table, **params: Any) -> RoundingResult:
     """Controlled rounding: an additive table of multiples of ``base``, closest in L1.
 
     The function form of :class:`ControlledRounding`.
@@ -542,6 +545,13 @@ def round_controlled(
     Each cell goes to ``floor`` or ``floor + base`` (multiples of the base stay) when
     ``k_steps=0`` (zero-restricted); ``k_steps=K`` allows ``K`` more steps each way (never below
     0).  All relations (margins included) hold exactly.  Solved as a MILP (HiGHS).
+
+    Parameters
+    ----------
+    table : Table
+        The table (it is not modified).
+    base, k_steps, time_limit
+        The parameters of :class:`ControlledRounding`, by name (keyword arguments only).
 
     Raises
     ------
@@ -554,48 +564,62 @@ def round_controlled(
     >>> import numpy as np
     >>> from sdckit.tables import Table, round_controlled
     >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
-    >>> res = round_controlled(t, 3)
+    >>> res = round_controlled(t, base=3)
     >>> res.rounded.tolist(), res.additive
     ([6, 6, 0], True)
     """
-    return ControlledRounding(base=base, k_steps=k_steps, time_limit=time_limit).apply(table)
 
 
-def round_small_cells(
-    table: Table,
-    base: int,
-    *,
-    threshold: int | None = None,
-    random: bool = True,
-    seed: Any = None,
-) -> RoundingResult:
+@function_twin(SmallCellRounding, roles=False)
+def round_small_cells(table: Table, **params: Any) -> RoundingResult:
     """Round only the interior cells below ``threshold`` (default ``base``); re-add margins.
 
     The function form of :class:`SmallCellRounding`.
 
     Small cells go to a multiple of ``base`` (randomly and unbiased, or to the nearest one);
     larger interior cells are kept and the margins are the sums of the published interior.
+
+    Parameters
+    ----------
+    table : Table
+        The table (it is not modified).
+    base, threshold, random, seed
+        The parameters of :class:`SmallCellRounding`, by name (keyword arguments only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sdckit.tables import Table, round_small_cells
+    >>> t = Table.from_array(np.array([7, 5, 2]), {"x": ["a", "b"]})
+    >>> round_small_cells(t, base=3, random=False).rounded.tolist()  # 2 -> 3, total re-added
+    [8, 5, 3]
     """
-    return SmallCellRounding(base=base, threshold=threshold, random=random, seed=seed).apply(table)
 
 
-def small_cell_adjustment(table: Table, base: int = 3, *, seed: Any = None) -> RoundingResult:
+@function_twin(SmallCellAdjustment, roles=False)
+def small_cell_adjustment(table: Table, **params: Any) -> RoundingResult:
     """Replace interior counts ``0 < n < base`` by 0 or ``base`` (P(base) = n / base).
 
     The function form of :class:`SmallCellAdjustment`.
 
     The expectation of every cell is kept; margins are added up from the adjusted interior.
 
+    Parameters
+    ----------
+    table : Table
+        The table (it is not modified).
+    base, seed
+        The parameters of :class:`SmallCellAdjustment`, by name (keyword arguments only).
+
     Examples
     --------
     >>> import numpy as np
     >>> from sdckit.tables import Table, small_cell_adjustment
     >>> t = Table.from_array(np.array([9, 7, 2]), {"x": ["a", "b"]})
-    >>> res = small_cell_adjustment(t, 3, seed=0)
+    >>> res = small_cell_adjustment(t, base=3, seed=0)
     >>> res.rounded[1], res.rounded[2] in (0, 3)
     (np.int64(7), True)
     """
-    return SmallCellAdjustment(base=base, seed=seed).apply(table)
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,17 +15,23 @@ one of some words                      a list to choose from
 a column / a list of columns           a list / check boxes of the columns of the role
 a table {column: number}               one number box per column of the role
 a table {column: {old: new}}           the levels of one column, each with a new code
+a list (of numbers or labels)          a text box: ``0, 15, 30, 65`` (or TOML)
 anything else                          a text box taking a TOML value (``[1, 2]``)
 =====================================  ============================================
 
-A field left empty takes the method's default.  The values are checked by the same code as a
-job file's (:func:`sdckit.jobs._methods.instantiate`), so an error names the parameter in the
-same words as ``sdckit protect`` and is shown next to that field.
+A field left empty takes the method's default; a value that is not of its field's kind (a word
+in a number box) is refused next to the field, never replaced by the default.  The values are
+checked by the same code as a job file's (:func:`sdckit.jobs._methods.instantiate`), so an
+error names the parameter in the same words as ``sdckit protect`` and is shown next to that
+field.
 """
 
 from __future__ import annotations
 
+import bisect
 import inspect
+import itertools
+import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -151,6 +157,8 @@ def _make_field(name: str, param: Any, default: Any) -> Field:
             base.widget, base.value_kind = "per_column", inner
         elif inner in ("object", "map") and len(kinds) == 1:
             base.widget = "levels"
+        elif inner == "list" and kinds[0] == "list":
+            base.widget = "list"  # "0, 15, 30, 65" (interval recoding's breaks and labels)
     elif kinds and kinds[0] == "options":
         base.widget = "text"  # a word or a number (top and bottom coding's replacement)
         base.choices = list(first["choices"])
@@ -191,6 +199,44 @@ def _number(text: str) -> Any:
         return t
 
 
+def _strict_number(text: str, name: str) -> int | float:
+    """The number typed in a number box; anything else is refused (never the default)."""
+    t = text.strip()
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+", t):  # 1,000: the pages' own way of writing it
+        t = t.replace(",", "")
+    value = _number(t)
+    if isinstance(value, str):
+        raise FormError(
+            name,
+            f"The {name!r} box takes a number written in digits (such as 3 or 0.5); what was "
+            "typed is not a number. Correct it, or empty the box to use the default.",
+        )
+    return value
+
+
+def _list_value(text: str, name: str) -> list[Any]:
+    """``0, 15, 30, 65`` (or ``young, adult``): the items of a comma-separated list, each a
+    number when it is one, else the text; a value in brackets is read as TOML."""
+    if text[0] in "[{":
+        return _toml_value(text, name)
+    items = [t.strip().strip("\"'") for t in text.split(",")]
+    if not all(items):
+        raise FormError(
+            name,
+            f"The {name!r} box takes values separated by commas, such as 0, 15, 30, 65; one of "
+            "them is empty.",
+        )
+    out: list[Any] = []
+    for t in items:
+        if t.lower() in ("inf", "+inf", "-inf"):
+            out.append(float(t))
+        elif re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", t):
+            out.append(_number(t))
+        else:
+            out.append(t)
+    return out
+
+
 def parse_fields(
     fields: Sequence[Field], form: Mapping[str, Any], *, prefix: str = "p-"
 ) -> dict[str, Any]:
@@ -228,7 +274,7 @@ def parse_fields(
                 if name.startswith(key + ".") and str(value).strip():
                     column = name[len(key) + 1 :]
                     raw[column] = str(value)
-                    table[column] = _number(str(value))
+                    table[column] = _strict_number(str(value), f.name)
             f.raw = raw
             if table:
                 params[f.name] = table
@@ -239,9 +285,13 @@ def parse_fields(
             news = _as_list(form.get(f"{key}.new"))
             mapping = {o: n.strip() for o, n in zip(olds, news, strict=False) if n.strip()}
             text = str(form.get(f"{key}.toml", "")).strip()
-            f.raw = {"column": column, "new": dict(zip(olds, news, strict=False)), "toml": text}
+            cuts = str(form.get(f"{key}.breaks", "")).strip()
+            f.raw = {"column": column, "new": dict(zip(olds, news, strict=False)), "toml": text,
+                     "breaks": cuts}  # fmt: skip
             if text:
                 params[f.name] = _toml_value(text, f.name)
+            elif cuts and column:
+                params[f.name] = {column: cut_levels(olds, cuts, f.name)}
             elif column and mapping:
                 params[f.name] = {column: mapping}
             continue
@@ -250,7 +300,9 @@ def parse_fields(
         if not text:
             continue
         if f.widget == "number":
-            params[f.name] = _number(text)
+            params[f.name] = _strict_number(text, f.name)
+        elif f.widget == "list":
+            params[f.name] = _list_value(text, f.name)
         elif f.widget in ("select", "column"):
             params[f.name] = text
         elif f.widget == "text":
@@ -267,6 +319,67 @@ def parse_fields(
     return params
 
 
+def _interval_label(low: float, high: float, integers: bool) -> str:
+    if integers and math.isinf(high):
+        return f"{low:g}+"
+    if integers:
+        return f"{low:g}-{high - 1:g}"
+    return f"[{low:g}, {high:g})"
+
+
+def cut_levels(levels: Sequence[str], text: str, name: str) -> dict[str, str]:
+    """The new code of each numeric level from typed breaks: ``0, 15, 30, 65, inf`` gives
+    ``0-14``, ``15-29``, ``30-64``, ``65+`` for whole numbers (``[0, 15)`` otherwise); each
+    interval holds its lower break, the last one its upper break too.
+
+    Raises
+    ------
+    FormError
+        The breaks are not increasing numbers, a level is not a number, or a level falls
+        outside the breaks (counted, never named: levels are data).
+    """
+    breaks = _list_value(text, name)
+    if (
+        len(breaks) < 2
+        or not all(isinstance(b, int | float) for b in breaks)
+        or any(b >= c for b, c in itertools.pairwise(breaks))
+    ):
+        raise FormError(
+            name,
+            f"The breaks of {name!r} must be at least two numbers in increasing order, such as "
+            "0, 15, 30, 45, 65, inf.",
+        )
+    values = [_number(v) for v in levels]
+    if any(isinstance(v, str) for v in values):
+        raise FormError(
+            name,
+            "The levels of this variable are not all numbers, so they cannot be cut at breaks; "
+            "give the new code of each level instead.",
+        )
+    integers = all(float(v).is_integer() for v in values) and all(
+        math.isinf(b) or float(b).is_integer() for b in breaks
+    )
+    edges = [float(b) for b in breaks]
+    out: dict[str, str] = {}
+    outside = 0
+    for level, v in zip(levels, values, strict=True):
+        x = float(v)
+        i = bisect.bisect_right(edges, x) - 1
+        if i == len(edges) - 1 and x == edges[-1]:
+            i -= 1  # the last interval holds its upper break
+        if i < 0 or i >= len(edges) - 1:
+            outside += 1
+            continue
+        out[level] = _interval_label(edges[i], edges[i + 1], integers)
+    if outside:
+        raise FormError(
+            name,
+            f"{outside} level(s) fall outside the breaks; lower the first break or raise the "
+            "last one (inf takes every larger value).",
+        )
+    return out
+
+
 def _as_list(value: Any) -> list[str]:
     if value is None:
         return []
@@ -281,6 +394,7 @@ _PATTERNS = (
     re.compile(r"the parameter\(s\) '(?P<name>\w+)'"),
     re.compile(r"the parameter '(?P<name>\w+)' is given twice"),
     re.compile(r"The '(?P<name>\w+)' value is not a TOML value"),
+    re.compile(r"The '(?P<name>\w+)' box takes"),
 )
 
 

@@ -19,7 +19,7 @@ from fastapi.responses import Response
 from sdckit.errors import SdcError
 from sdckit.protection import get_method
 from sdckit.ui._forms import FormError, attach_error, fields_for, parse_fields
-from sdckit.ui._render import form_dict, redirect, render, sdc_message, start_task
+from sdckit.ui._render import fmt_number, form_dict, redirect, render, sdc_message, start_task
 from sdckit.ui._workspace import Source, Workspace
 
 __all__ = ["router"]
@@ -107,18 +107,32 @@ def data_page(request: Request) -> Response:
     return render(request, "data.html.j2", page="data", errors={}, form_error=None, draft=None)
 
 
+def _multipart_name(name: str) -> str:
+    """A field name as a browser writes it in a multipart form (HTML's rule: ``"`` as
+    ``%22``, line breaks as ``%0D`` / ``%0A``), which the form parser does not undo."""
+    return name.replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _form_value(form: dict[str, Any], name: str) -> Any:
+    """The value of the input ``name``, however the browser sent it (url-encoded or
+    multipart): a column called ``a"b`` is not dropped."""
+    if name in form:
+        return form[name]
+    return form.get(_multipart_name(name))
+
+
 def _roles_form(ws: Workspace, form: dict[str, Any]) -> tuple[dict, list, list, dict]:
     assignments, household_level, linked_to = {}, [], {}
     drop, numeric_keys = [], []
     for c in ws.column_names:
-        assignments[c] = str(form.get(f"role:{c}", ""))
-        if form.get(f"hh:{c}"):
+        assignments[c] = str(_form_value(form, f"role:{c}") or "")
+        if _form_value(form, f"hh:{c}"):
             household_level.append(c)
-        if form.get(f"link:{c}"):
-            linked_to[c] = str(form.get(f"link:{c}"))
-        if form.get(f"drop:{c}"):
+        if _form_value(form, f"link:{c}"):
+            linked_to[c] = str(_form_value(form, f"link:{c}"))
+        if _form_value(form, f"drop:{c}"):
             drop.append(c)
-        if form.get(f"num:{c}") and assignments[c] == "key":
+        if _form_value(form, f"num:{c}") and assignments[c] == "key":
             numeric_keys.append(c)
     draft = {"assign": assignments, "hh": household_level, "link": linked_to, "drop": drop,
              "num": numeric_keys}  # fmt: skip
@@ -177,6 +191,16 @@ def records_view(ws: Workspace, query: dict[str, str]) -> dict[str, Any]:
     mode = query.get("mode", "k")
     k = _int(query.get("k"), ws.target.get("k") or 3, 2, 1000)
     threshold = _float(query.get("threshold"), 0.05)
+    # a word typed as a number is said beside the filter (the default is used, and shown)
+    filter_error: dict[str, str] = {}
+    k_text, threshold_text = str(query.get("k", k)).strip(), str(query.get("threshold", threshold))
+    if k_text and not k_text.isdigit():
+        filter_error["k"] = "k takes a whole number such as 3; the records shown use k = " + str(k)
+    if threshold_text.strip() and _float(threshold_text, -1.0) == -1.0:
+        filter_error["threshold"] = (
+            "The individual risk takes a number from 0 to 1 such as 0.05; the records shown use "
+            f"{threshold:g}."
+        )
     if "fk" not in frame.columns:
         mode = "all"
     if mode == "k":
@@ -204,7 +228,8 @@ def records_view(ws: Workspace, query: dict[str, str]) -> dict[str, Any]:
     return {
         "columns": frame.columns, "rows": shown, "total": total, "page": page, "pages": pages,
         "sort": sort, "desc": desc, "mode": mode, "k": k, "threshold": threshold,
-        "col": column, "val": value, "records": frame.height,
+        "col": column, "val": value, "records": frame.height, "filter_error": filter_error,
+        "k_text": k_text, "threshold_text": threshold_text,
     }  # fmt: skip
 
 
@@ -212,7 +237,7 @@ def _cell(v: Any) -> str:
     if v is None:
         return "(missing)"
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return fmt_number(v)
     return str(v)
 
 
@@ -266,7 +291,20 @@ def _levels(ws: Workspace, column: str, limit: int = 300) -> list[tuple[str, int
         ws.session.current.frame.get_column(column).drop_nulls().cast(pl.String)
         .value_counts(sort=False).sort(column)
     )  # fmt: skip
-    return [(str(v), int(n)) for v, n in counts.head(limit).iter_rows()]
+    if counts.height > 10 * limit:  # not a list of categories: no numeric sort of them all
+        counts = counts.head(limit)
+    rows = [(str(v), int(n)) for v, n in counts.iter_rows()]
+    numbers = [_as_number(v) for v, _ in rows]
+    if rows and all(x is not None for x in numbers):  # -1, 0, 1, 2, ..., 10, not 1, 10, 11
+        rows = [r for _, r in sorted(zip(numbers, rows, strict=True), key=lambda t: t[0])]
+    return rows[:limit]
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _protect_context(ws: Workspace, query: dict[str, Any], fields: Any = None) -> dict:
@@ -299,11 +337,25 @@ def protect_page(request: Request) -> Response:
     if ws.session is None and not ws.tasks.busy:
         return redirect("/data")
     query = dict(request.query_params)
+    draft = getattr(ws, "step_draft", None)
+    form_error = None
+    task = ws.tasks.current
+    if (
+        draft is not None and task is not None and task.id == draft["task"]
+        and not task.running and str(query.get("method") or "") == draft["form"]["method"]
+    ):  # fmt: skip
+        # the step failed: its form again with its values and the message beside it
+        query = {**draft["form"], **{k: v for k, v in query.items() if k != "method"}}
+        task.shown = True  # type: ignore[attr-defined]
+        ws.step_draft = None
+        form_error = draft["error"]
     context = _protect_context(ws, query)
     if any(k.startswith("p-") for k in query):
         with contextlib.suppress(FormError):
             parse_fields(context["fields"], query)  # a draft shown again (levels chosen)
-    return render(request, "protect.html.j2", page="protect", form_error=None,
+    if form_error is not None:
+        form_error = attach_error(context["fields"], form_error)
+    return render(request, "protect.html.j2", page="protect", form_error=form_error,
                   plot_var=query.get("plot", ""), **context)  # fmt: skip
 
 
@@ -317,6 +369,7 @@ async def apply_step(request: Request) -> Response:
     try:
         params = parse_fields(fields, form)
         spec, method = ws.prepare_step(name, params)
+        needed = ws.numbers_needed(name, params)
     except FormError as exc:
         for f in fields:
             if f.name == exc.field:
@@ -327,8 +380,18 @@ async def apply_step(request: Request) -> Response:
         message = attach_error(fields, sdc_message(exc))
         return render(request, "protect.html.j2", status=422, page="protect",
                       form_error=message, plot_var="", **context)  # fmt: skip
-    start_task(request, f"Applying {method.name}",
-               lambda t: ws.apply_step(spec, method, t.progress),
+    draft = {k: v for k, v in form.items() if k == "method" or k.startswith("p-")}
+
+    def work(task: Any) -> None:
+        try:
+            ws.apply_step_reading_numbers(spec, method, needed, task.progress)
+        except SdcError as exc:
+            # shown again beside the form, with what was typed (not a banner at the top)
+            ws.step_draft = {"form": draft, "error": sdc_message(exc), "task": task.id}
+            raise
+
+    ws.step_draft = None
+    start_task(request, f"Applying {method.name}", work,
                f"/protect?method={name}")  # fmt: skip
     return redirect(f"/protect?method={name}")
 

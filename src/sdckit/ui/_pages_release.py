@@ -10,8 +10,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from sdckit.errors import ParameterError, SdcError
-from sdckit.ui._forms import FormError, attach_error, parse_fields
-from sdckit.ui._pages_md import _float, _int, _protect_context, _ws
+from sdckit.ui._forms import FormError, _number, attach_error, parse_fields
+from sdckit.ui._pages_md import _int, _protect_context, _ws
 from sdckit.ui._render import form_dict, redirect, render, sdc_message, start_task
 from sdckit.ui._workspace import WRITABLE, Source
 
@@ -97,12 +97,22 @@ async def rumap_settings(request: Request) -> Response:
     risk = str(form.get("risk", "global_risk"))
     loss = str(form.get("loss", "share_changed"))
     max_risk = str(form.get("max_risk", "")).strip()
+    value = _number(max_risk) if max_risk else None
+    if isinstance(value, str) or (value is not None and not 0 <= value < float("inf")):
+        # never silently 0 (nothing admissible) or the default: said beside the box
+        context = _protect_context(ws, {})
+        return render(request, "rumap.html.j2", status=422, page="rumap", form_error=None,
+                      ru_error="The maximum tolerable risk takes a number >= 0 written in "
+                      "digits (such as 1.5); empty: no maximum.", ru_max_text=max_risk,
+                      **context)  # fmt: skip
+    if value is not None and risk == "global_risk":
+        value = value / 100  # the page says percent of the records; the job holds a share
     with ws.lock:
         if risk in RISK_MEASURES:
             ws.ru_settings["risk"] = risk
         if loss in LOSS_MEASURES:
             ws.ru_settings["loss"] = loss
-        ws.ru_settings["max_risk"] = _float(max_risk, 0.0) if max_risk else None
+        ws.ru_settings["max_risk"] = value
         ws.ru_result = None
     return redirect("/rumap")
 
@@ -173,8 +183,9 @@ async def export_settings(request: Request) -> Response:
     if fmt not in WRITABLE:
         errors["format"] = f"Choose one of {', '.join(WRITABLE)}."
     if errors:
+        draft = {k: str(v) for k, v in form.items() if isinstance(v, str)}  # kept as typed
         return render(request, "export.html.j2", status=422, page="export", errors=errors,
-                      job_text="", job_error=None, writable=WRITABLE)  # fmt: skip
+                      job_text="", job_error=None, writable=WRITABLE, draft=draft)  # fmt: skip
     with ws.lock:
         ws.target = target
         ws.seed = int(seed_text)

@@ -13,6 +13,7 @@ from sdckit.protection import get_method, registry
 from sdckit.ui._forms import FormError, attach_error, fields_for, method_names, parse_fields
 from sdckit.ui._render import form_dict, redirect, render, sdc_message, start_task
 from sdckit.ui._tables import hierarchy_text, parse_hierarchy, safe_stem
+from sdckit.ui._words import controls_words
 from sdckit.ui._workspace import Workspace
 
 __all__ = ["router"]
@@ -124,6 +125,9 @@ async def build(request: Request) -> Response:
     for key in ("value", "weight"):
         if str(form.get(key, "")).strip():
             spec[key] = str(form[key]).strip()
+    missing = str(form.get("missing", "")).strip()
+    if missing:
+        spec["missing"] = missing
     if str(form.get("n_top", "")).strip():
         try:
             spec["n_top"] = int(str(form["n_top"]))
@@ -138,7 +142,11 @@ async def build(request: Request) -> Response:
             message = sdc_message(exc)
             key = next((k for k in ("value", "weight", "n_top") if f"'{k}'" in message or
                         f"table.{k}" in message), "dimensions")  # fmt: skip
-            errors[key] = message
+            if message.startswith("The value column"):
+                key = "value"  # the magnitude's own box
+            if "missing =" in message or "'missing'" in message:
+                key = "missing"  # said beside the control that sets it, in its words
+            errors[key] = controls_words(message)
     if errors:
         context = _context(ws, {})
         context["errors"] = errors

@@ -17,7 +17,16 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 
 from sdckit import __version__
 from sdckit.errors import SdcError
+from sdckit.ui._release_view import compare_risk
 from sdckit.ui._tasks import Task
+from sdckit.ui._words import (
+    candidate_text,
+    controls_words,
+    finding_fix,
+    fmt_number,
+    params_text,
+    risk_label,
+)
 from sdckit.ui._workspace import PRIMARY_ROLES, Workspace
 
 __all__ = [
@@ -42,26 +51,6 @@ NAV = (
 )
 
 
-# ------------------------------------------------------------------ formatting
-def fmt_number(value: Any, digits: int = 4) -> str:
-    """A number for a table cell: integers with thousands separators, others to ``digits``."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if x != x:
-        return "–"
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}"
-    return f"{x:,.{digits}g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("sdckit.ui", "templates"),
@@ -70,9 +59,15 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = fmt_number
+    env.filters["params"] = params_text
+    env.filters["words"] = controls_words
+    env.filters["fix"] = finding_fix
+    env.filters["candidate"] = candidate_text
+    env.filters["risk_label"] = risk_label
     env.globals["urlencode"] = urlencode
     env.globals["version"] = __version__
     env.globals["role_labels"] = PRIMARY_ROLES
+    env.globals["compare_risk"] = compare_risk
     return env
 
 

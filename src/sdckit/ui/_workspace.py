@@ -134,6 +134,8 @@ class Workspace:
         self.order = "shuffled"
         self.target: dict[str, Any] = {"k": 3}
         self.runner: Runner | None = None
+        #: a step that failed as a task: its form values and message (shown beside the form)
+        self.step_draft: dict[str, Any] | None = None
         self.suda: tuple[int, Any] | None = None
         self.ru_candidates: list[dict[str, Any]] = []
         self.ru_settings: dict[str, Any] = {
@@ -369,6 +371,63 @@ class Workspace:
         runner.seed = self.seed
         spec, label = runner.prepare_step(name, params)
         return (spec, label), spec.method
+
+    def numbers_needed(self, name: str, params: dict[str, Any]) -> list[str]:
+        """The key columns a step works on as numbers (a parameter of the numeric role, such
+        as interval recoding's ``columns``) that are read from the CSV file as text, though the
+        file holds them as numbers: the step reads them as numbers instead (``[input]
+        numeric_keys``), without a separate declaration on the Roles page.
+
+        Raises
+        ------
+        ParameterError
+            When an earlier step changed such a column (reading it again as a number would
+            change what that step did): the message names the box on the Roles page.
+        """
+        from sdckit.protection import get_method
+
+        source = self.source
+        if self.runner is None or source is None or not source.is_csv:
+            return []
+        wanted: list[str] = []
+        for pname, param in get_method(name).parameters.items():
+            forms = param.schema()["forms"]
+            if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
+                       for f in forms):  # fmt: skip
+                continue
+            value = params.get(pname)
+            wanted += [value] if isinstance(value, str) else [v for v in value or [] if
+                                                               isinstance(v, str)]  # fmt: skip
+        as_text = set(_jobs.text_columns(self.roles, self.numeric_keys))
+        numeric_in_file = {c.name for c in self.columns if c.numeric}
+        needed = [c for c in dict.fromkeys(wanted) if c in as_text and c in numeric_in_file]
+        changed = {c for step in self.runner.session.history for c in step.changed}
+        for c in needed:
+            if c in changed:
+                raise ParameterError(
+                    f"The key {c!r} is read as text and an earlier step changed it; to work on "
+                    f"it as a number, tick “read as a number” for {c!r} on the Roles page "
+                    "(the steps are then applied again), or undo the earlier step."
+                )
+        return needed
+
+    def apply_step_reading_numbers(
+        self, spec: Any, method: Any, needed: list[str], progress: Any
+    ) -> None:
+        """Apply a prepared step (a task), first reading the key columns ``needed`` as numbers
+        (the roles are assessed again with them in ``numeric_keys``, which the exported job
+        lists, so that ``sdckit protect`` reads the file the same way)."""
+        if not needed:
+            self.apply_step(spec, method, progress)
+            return
+        before = list(self.numeric_keys)
+        self.set_roles(self.roles, self.drop, [*before, *needed], progress)
+        try:
+            self.apply_step(spec, method, progress)
+        except Exception:
+            # the step failed: the keys are read as before (nothing changed but the message)
+            self.set_roles(self.roles, self.drop, before, lambda *a: None)
+            raise
 
     def apply_step(self, prepared: Any, method: Any, progress: Any) -> None:
         """Apply a prepared step (a task)."""
@@ -615,6 +674,11 @@ class Workspace:
             if role == "keys":
                 return list(md.keys)
             if role == "numeric":
-                return list(md.numeric) or [c.name for c in self.columns if c.numeric]
+                # with the keys the file holds as numbers (a CSV key read as text is read as a
+                # number by a step that needs one: numbers_needed)
+                in_file = {c.name for c in self.columns if c.numeric}
+                keys = [c for c in md.keys if c in in_file or md.frame.schema[c].is_numeric()]
+                numeric = list(dict.fromkeys([*md.numeric, *keys]))
+                return numeric or [c.name for c in self.columns if c.numeric]
             return list(md.frame.columns)
         return self.column_names

@@ -123,6 +123,7 @@ from sdckit.tables.suppression._common import (
     under_protected,
 )
 from sdckit.tables.table import CellStatus, Table
+from sdckit.twins import function_twin
 
 __all__ = ["GaussSuppression", "suppress_gauss"]
 
@@ -986,22 +987,8 @@ def _unprotectable(table: Table, cells: np.ndarray) -> InfeasibleError:
     )
 
 
-def suppress_gauss(
-    table: Table,
-    *,
-    cost: str | Any = "value",
-    singletons: bool = True,
-    contributors: Any = None,
-    forced: Any = None,
-    hidden: Any = None,
-    protected: Any = None,
-    repair_limit: int = 2_000_000,
-    max_rounds: int = 5,
-    arithmetic: str = "exact",
-    secondary_zeros: bool = False,
-    elimination_time_limit: float | None = None,
-    progress: Callable[[str, int, int], Any] | None = None,
-) -> SuppressionResult:
+@function_twin(GaussSuppression, roles=False)
+def suppress_gauss(table: Table, **params: Any) -> SuppressionResult:
     """Secondary suppression by Gaussian elimination (Langsrud's method).
 
     The function form of :class:`GaussSuppression`.
@@ -1009,31 +996,11 @@ def suppress_gauss(
     Parameters
     ----------
     table : Table
-        A table with primaries and protection levels.
-    cost : {"value", "contributors", "unity"} or array
-        Cost of suppressing a cell; candidates are published in decreasing order of cost.
-    singletons : bool
-        Protect against respondents who know their own single-contributor cells.
-    contributors : array, optional
-        One respondent number per cell (single-contributor cells of one respondent).
-    forced, hidden, protected : array, optional
-        Cells always suppressed; never published but needing no protection; never
-        suppressed.
-    repair_limit : int
-        Tables with at most this many cells are audited by LP and repaired (0: never).
-    max_rounds : int
-        Rounds of audit, cheapest protecting cells and re-run of the elimination.
-    arithmetic : {"exact", "modular", "float"}
-        Integer elimination (on modulo the prime ``2**61 - 1`` once an entry reaches
-        ``2**31``), modulo that prime from the start, or floating point.
-    secondary_zeros : bool
-        Empty cells may be suppressed as secondaries (taken last); otherwise never.
-    elimination_time_limit : float, optional
-        Seconds allowed for each run of the elimination; in its last 30 % the costly
-        candidates, after it every candidate left (unless already computable), are
-        suppressed unchecked (see :class:`GaussSuppression`).
-    progress : callable, optional
-        ``progress(stage, done, total)``.
+        The table (it is not modified).
+    cost, singletons, contributors, forced, hidden, protected, repair_limit, max_rounds,
+    arithmetic, secondary_zeros, elimination_time_limit
+        The parameters of :class:`GaussSuppression`, by name (keyword arguments only).
+        (Progress is a call argument of :meth:`GaussSuppression.apply`.)
 
     Examples
     --------
@@ -1044,16 +1011,3 @@ def suppress_gauss(
     >>> suppress_gauss(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
     3
     """
-    return GaussSuppression(
-        cost=cost,
-        singletons=singletons,
-        contributors=contributors,
-        forced=forced,
-        hidden=hidden,
-        protected=protected,
-        repair_limit=repair_limit,
-        max_rounds=max_rounds,
-        arithmetic=arithmetic,
-        secondary_zeros=secondary_zeros,
-        elimination_time_limit=elimination_time_limit,
-    ).apply(table, progress=progress)

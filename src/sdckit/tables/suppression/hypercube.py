@@ -36,6 +36,7 @@ from sdckit.tables.suppression._common import (
 )
 from sdckit.tables.suppression._subtables import subtables
 from sdckit.tables.table import Table
+from sdckit.twins import function_twin
 
 __all__ = ["HypercubeSuppression", "suppress_hypercube"]
 
@@ -258,14 +259,8 @@ class HypercubeSuppression(TableMethod):
         return cls(), contract_table()
 
 
-def suppress_hypercube(
-    table: Table,
-    *,
-    cost: str | Any = "value",
-    max_passes: int = 10,
-    singletons: bool = True,
-    repair_limit: int = 20_000,
-) -> SuppressionResult:
+@function_twin(HypercubeSuppression, roles=False)
+def suppress_hypercube(table: Table, **params: Any) -> SuppressionResult:
     """Secondary suppression by the hypercube method (GHMITER, M11.4).
 
     The function form of :class:`HypercubeSuppression`.
@@ -273,17 +268,9 @@ def suppress_hypercube(
     Parameters
     ----------
     table : Table
-        A table with primaries and protection levels.
-    cost : {"value", "contributors", "unity"} or array
-        Cost of suppressing a cell (ties between cubes with equally many new suppressions).
-    max_passes : int
-        Passes over all sub-tables.
-    singletons : bool
-        Add a third suppression to relations where a one-contributor primary is protected by
-        one other primary only.
-    repair_limit : int
-        Tables with at most this many cells are audited afterwards and every under-protected
-        primary is repaired with the LP heuristic (0 switches the repair off).
+        The table (it is not modified).
+    cost, max_passes, singletons, repair_limit
+        The parameters of :class:`HypercubeSuppression`, by name (keyword arguments only).
 
     Examples
     --------
@@ -294,6 +281,3 @@ def suppress_hypercube(
     >>> suppress_hypercube(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
     3
     """
-    return HypercubeSuppression(
-        cost=cost, max_passes=max_passes, singletons=singletons, repair_limit=repair_limit
-    ).apply(table)

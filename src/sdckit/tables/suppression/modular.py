@@ -53,6 +53,7 @@ from sdckit.tables.suppression._subtables import (
     waves,
 )
 from sdckit.tables.table import Table
+from sdckit.twins import function_twin
 
 __all__ = ["ModularSuppression", "suppress_modular"]
 
@@ -471,19 +472,8 @@ class ModularSuppression(TableMethod):
         return cls(), contract_table()
 
 
-def suppress_modular(
-    table: Table,
-    *,
-    cost: str | Any = "value",
-    max_passes: int = 10,
-    singletons: bool = True,
-    repair_limit: int = 250_000,
-    marginal_penalty: float = 10.0,
-    propagate: bool = False,
-    exact: bool = True,
-    subtable_time_limit: float | None = 10.0,
-    n_jobs: int = -1,
-) -> SuppressionResult:
+@function_twin(ModularSuppression, roles=False)
+def suppress_modular(table: Table, **params: Any) -> SuppressionResult:
     """Secondary suppression for large hierarchical tables by sub-table decomposition.
 
     The function form of :class:`ModularSuppression`.
@@ -491,32 +481,10 @@ def suppress_modular(
     Parameters
     ----------
     table : Table
-        A table with primaries and protection levels.
-    cost : {"value", "contributors", "unity"} or array
-        Cost of suppressing a cell.
-    max_passes : int
-        Passes over all sub-tables.
-    singletons : bool
-        Add a third suppression where a one-contributor primary is protected by one other
-        primary only.
-    repair_limit : int
-        Tables with at most this many cells get a full LP audit and repair afterwards.
-    marginal_penalty : float
-        Cost factor for suppressing a sub-table's marginal cells (keeps suppressions low in the
-        hierarchy).
-    propagate : bool, default False
-        A cell that moves by ``d`` to protect a primary in one sub-table must be able to move
-        by ``d`` in every other sub-table that holds it (so that the sub-tables' moves combine
-        into a move of the whole table); off, the other sub-tables only keep it from exact
-        disclosure.
-    exact : bool, default True
-        Protect each failing sub-table with its cheapest pattern (a small MILP with attacker
-        cuts); off, with the joined cheapest paths.
-    subtable_time_limit : float, optional, default 10
-        Seconds allowed for the exact protection of one sub-table.
-    n_jobs : int, default -1
-        Threads working on sub-tables that share no cell at the same time (-1: one per
-        core); the pattern does not depend on it.
+        The table (it is not modified).
+    cost, max_passes, singletons, repair_limit, marginal_penalty, propagate, exact,
+    subtable_time_limit, n_jobs
+        The parameters of :class:`ModularSuppression`, by name (keyword arguments only).
 
     Returns
     -------
@@ -534,14 +502,3 @@ def suppress_modular(
     >>> suppress_modular(apply_rules(t, MarkedCells(cells=[4], upper=1))).n_secondary
     3
     """
-    return ModularSuppression(
-        cost=cost,
-        max_passes=max_passes,
-        singletons=singletons,
-        repair_limit=repair_limit,
-        marginal_penalty=marginal_penalty,
-        propagate=propagate,
-        exact=exact,
-        subtable_time_limit=subtable_time_limit,
-        n_jobs=n_jobs,
-    ).apply(table)

@@ -42,6 +42,7 @@ from sdckit.tables.suppression._solver import (
 from sdckit.tables.suppression._subtables import subtables
 from sdckit.tables.suppression.modular import ModularSuppression
 from sdckit.tables.table import Table
+from sdckit.twins import function_twin
 
 __all__ = ["OptimalSuppression", "suppress_optimal"]
 
@@ -272,15 +273,8 @@ class OptimalSuppression(TableMethod):
         return cls(cost="unity"), contract_table()
 
 
-def suppress_optimal(
-    table: Table,
-    *,
-    cost: str | Any = "value",
-    singletons: bool = True,
-    max_iterations: int = 500,
-    time_limit: float | None = None,
-    warm_start: bool = True,
-) -> SuppressionResult:
+@function_twin(OptimalSuppression, roles=False)
+def suppress_optimal(table: Table, **params: Any) -> SuppressionResult:
     """Cheapest pattern of secondary suppressions protecting every primary (M11.3).
 
     The function form of :class:`OptimalSuppression`.
@@ -288,19 +282,9 @@ def suppress_optimal(
     Parameters
     ----------
     table : Table
-        A table with primaries and protection levels (see :func:`~sdckit.tables.apply_rules`).
-    cost : {"value", "contributors", "unity"} or array
-        Cost of suppressing each cell.
-    singletons : bool, default True
-        In a relation holding a one-contributor primary and exactly one other primary, require
-        a third suppression (so that neither respondent can compute the other).
-    max_iterations : int
-        Limit on master/attacker rounds (LP and MILP).
-    time_limit : float, optional
-        Seconds allowed in all; when they run out the best protected pattern found so far is
-        returned (not proven optimal; ``details["gap"]`` gives its distance to the lower bound).
-    warm_start : bool, default True
-        Start from the modular method's pattern on hierarchical tables.
+        The table (it is not modified).
+    cost, singletons, max_iterations, time_limit, warm_start
+        The parameters of :class:`OptimalSuppression`, by name (keyword arguments only).
 
     Returns
     -------
@@ -322,10 +306,3 @@ def suppress_optimal(
     >>> res.n_secondary, res.optimal
     (3, True)
     """
-    return OptimalSuppression(
-        cost=cost,
-        singletons=singletons,
-        max_iterations=max_iterations,
-        time_limit=time_limit,
-        warm_start=warm_start,
-    ).apply(table)

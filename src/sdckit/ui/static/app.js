@@ -30,9 +30,33 @@
     if (push) { history.pushState({}, "", url); }
     if (samePage) { window.scrollTo(0, y); } else { window.scrollTo(0, 0); }
     start();
-    const focus = document.querySelector(".error[role=alert]") ||
-      (samePage ? null : document.querySelector("main h1"));
-    if (focus) { focus.setAttribute("tabindex", "-1"); focus.focus({ preventScroll: samePage }); }
+    // focus: an error of a form first (in view), else, on the same page, where the person was
+    // working (the button, form or section of the last submit), never back to the top
+    let focus = document.querySelector("main .error[role=alert]");
+    if (!focus && samePage) { focus = workingElement(); }
+    if (!focus && !samePage) { focus = document.querySelector("main h1"); }
+    if (focus) {
+      if (!focus.matches("a[href], button, input, select, textarea")) { focus.setAttribute("tabindex", "-1"); }
+      focus.focus({ preventScroll: true });
+      if (samePage || focus.matches(".error")) { focus.scrollIntoView({ block: "nearest" }); }
+    }
+  }
+
+  // where the person was working: ids of the submit button, its form, the enclosing section
+  let working = [];
+  function remember(form, submitter) {
+    working = [];
+    if (submitter && submitter.id) { working.push(submitter.id); }
+    if (form && form.id) { working.push(form.id); }
+    const section = form && form.closest("section[id], section[aria-labelledby]");
+    if (section) { working.push(section.id || section.getAttribute("aria-labelledby")); }
+  }
+  function workingElement() {
+    for (const id of working) {
+      const el = document.getElementById(id);
+      if (el && !el.disabled) { return el; }
+    }
+    return null;
   }
 
   async function go(url, options, push, target) {
@@ -57,6 +81,7 @@
     if (path.startsWith("/files/") || path.startsWith("/plot/") || path.endsWith(".toml") ||
         path.startsWith("/static/") || a.getAttribute("href").startsWith("#")) { return; }
     event.preventDefault();
+    working = a.id ? [a.id] : [];
     go(a.href, {}, true, a.dataset.target);
   });
 
@@ -70,6 +95,7 @@
       form.getAttribute("action") || location.href, location.href).href;
     if (event.defaultPrevented || !sameOrigin(action)) { return; }
     event.preventDefault();
+    remember(form, submitter);
     const data = new FormData(form, submitter || undefined);
     if (method === "get") {
       const params = new URLSearchParams();
