@@ -33,7 +33,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,14 +46,12 @@ from sdckit.microdata import Microdata, as_microdata
 from sdckit.protection import ProtectionMethod, snake_name
 from sdckit.release import Release, ReleasePlan, ReleaseTarget
 from sdckit.risk.assessment import DEFAULT_KS, RiskAssessment
-from sdckit.session import Session, Step
+from sdckit.session import Progress, Session, Step
 
 __all__ = ["DEFAULT_TITLE", "Outputs", "Runner", "seed_of_release"]
 
 #: The title of a job that gives none.
 DEFAULT_TITLE = "Statistical disclosure control report"
-
-Progress = Callable[[str, int, int], Any]
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
