@@ -705,3 +705,20 @@ def test_what_the_rank_test_over_the_atoms_passes_the_atom_audit_does_not_find_e
     by_atoms = lk.audit(model="atoms")
     primary = lk.status[by_atoms.cells] == CellStatus.PRIMARY
     assert set(by_atoms.cells[primary & by_atoms.exact].tolist()) <= found
+
+
+def test_protect_passes_progress_to_the_methods_that_take_it(linked: LinkedTables) -> None:
+    """Progress is a call argument: GaussSuppression reports its model and elimination for
+    each table it protects; the pattern is the one found without a callback."""
+    from sdckit.tables import GaussSuppression
+
+    lk = linked.apply_rules(MinFrequency(threshold=3))
+    seen: list[tuple[str, int, int]] = []
+    res = lk.protect(GaussSuppression(), progress=lambda *a: seen.append(a))
+    assert {"model", "elimination"} <= {stage for stage, _, _ in seen}
+    assert all(0 <= done <= total for _, done, total in seen)
+    quiet = lk.protect(GaussSuppression())
+    for a, b in zip(res.linked.tables, quiet.linked.tables, strict=True):
+        np.testing.assert_array_equal(a.status, b.status)
+    # a method whose apply takes no progress is applied as it is
+    assert lk.protect(HypercubeSuppression(), progress=lambda *a: seen.append(a)).protected

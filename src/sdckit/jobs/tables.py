@@ -445,6 +445,17 @@ def load_table_job(path: str | Path) -> TableJob:
     )
 
 
+def _stage(progress: Any, prefix: str) -> Any:
+    """``progress`` with its stages reported as "<prefix>: <stage>" (None stays None)."""
+    if progress is None:
+        return None
+
+    def inner(stage: str, done: int, total: int) -> None:
+        progress(f"{prefix}: {stage}", done, total)
+
+    return inner
+
+
 def _suppress(method: Any, marked: Any, progress: Any) -> Any:
     """``method.apply(marked)``; a method whose ``apply`` takes a ``progress`` call argument
     (``GaussSuppression``: the model and the elimination, the long part on a large table)
@@ -453,11 +464,7 @@ def _suppress(method: Any, marked: Any, progress: Any) -> Any:
 
     if progress is None or "progress" not in inspect.signature(method.apply).parameters:
         return method.apply(marked)
-
-    def inner(stage: str, done: int, total: int) -> None:
-        progress(f"Secondary suppression: {stage}", done, total)
-
-    return method.apply(marked, progress=inner)
+    return method.apply(marked, progress=_stage(progress, "Secondary suppression"))
 
 
 def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) -> TableJobResult:
@@ -746,7 +753,10 @@ def run_table_jobs(
             marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
             methods = [jobs[k].suppression for k in group]
             linked, scheme = _linked_tables(jobs, group, marked)
-            protection = linked.protect(methods, **LINKED_SCHEMES[scheme])
+            protection = linked.protect(
+                methods, progress=_stage(progress, "Secondary suppression"),
+                **LINKED_SCHEMES[scheme],
+            )  # fmt: skip
             extra: dict[str, Any] = {}
             if jobs[group[0]].linked_audit == "atoms":
                 over_atoms = protection.linked.audit(model="atoms", intervals="check")

@@ -166,6 +166,15 @@ class LinkedProtection:
         )
 
 
+def _apply(method: Any, table: Table, progress: Any) -> Any:
+    """``method.apply(table)``, with ``progress`` as its call argument when it takes one."""
+    import inspect
+
+    if progress is not None and "progress" in inspect.signature(method.apply).parameters:
+        return method.apply(table, progress=progress)
+    return method.apply(table)
+
+
 def _rank(status: np.ndarray) -> np.ndarray:
     """Priority of a status when the tables' copies of a cell are merged."""
     order = np.zeros(max(CellStatus) + 1, dtype=np.int64)
@@ -707,6 +716,7 @@ class LinkedTables:
         cost: Any = "value",
         joint_elimination: bool = False,
         secondaries_as_primary: bool = False,
+        progress: Any = None,
     ) -> LinkedProtection:
         """Secondary suppression of the linked tables by the iterative scheme (module doc).
 
@@ -744,6 +754,10 @@ class LinkedTables:
             published pattern it reproduces with the Gauss method; it suppresses more, and
             leaves less to the joint repair.  By default they are only forced (suppressed),
             and the joint LP audit finds what the other tables reveal.
+        progress : callable, optional
+            ``progress(stage, done, total)``, passed to the ``apply`` of a method that takes
+            one (``GaussSuppression``: its model and elimination) each time a table is
+            protected.
 
         Raises
         ------
@@ -795,12 +809,12 @@ class LinkedTables:
                         shown = t.with_status(
                             status=np.where(promoted, CellStatus.PRIMARY, t.status)
                         )
-                        out = methods[k].apply(shown).table
+                        out = _apply(methods[k], shown, progress).table
                         out = out.with_status(
                             status=np.where(promoted, CellStatus.SECONDARY, out.status)
                         )
                     else:
-                        out = methods[k].apply(t).table
+                        out = _apply(methods[k], t, progress).table
                     if np.any(out.suppressed & ~t.suppressed):
                         changed = True
                     tables = list(current.tables)
