@@ -234,3 +234,19 @@ def test_a_parameter_called_method_survives_the_job_file(tmp_path: Path) -> None
                         "variables": ["income"], "k": 4, "seed": 1}  # fmt: skip
     assert steps[1] == {"method": "microaggregation", "params": {"method": "mdav"}, "k": 5,
                         "seed": 2}  # fmt: skip
+
+
+def test_write_checks_every_output_before_any_work(tmp_path: Path) -> None:
+    from sdckit.errors import DataError
+
+    run = runner_on(tmp_path, seed=1, target=ReleaseTarget(k=2))
+    run.apply_step("local_suppression", {"k": 2})
+    same = tmp_path / "out" / "same.html"
+    with pytest.raises(ParameterError, match="'report_internal' and 'report_external' are"):
+        run.write(Outputs(report_internal=same, report_external=same))
+    with pytest.raises(ParameterError, match="input file"):
+        run.write(Outputs(data=tmp_path / "survey.csv"))
+    (tmp_path / "a_file").write_text("x", encoding="utf-8")
+    with pytest.raises(DataError):
+        run.write(Outputs(data=tmp_path / "a_file" / "protected.csv"))
+    assert not (tmp_path / "out").exists()  # nothing written, no folder made

@@ -447,19 +447,35 @@ class Runner:
         """Write the outputs: the internal report always, the protected file and the external
         report only when the release may go out.
 
-        When the release is refused, an older protected file and external report at those
-        paths are removed, so that no earlier release is left behind as if it were this one.
+        The outputs are checked first (distinct paths, not the input file, writable, column
+        names the data format holds); when the release is refused, an older protected file and
+        external report at those paths are removed, so that no earlier release is left behind
+        as if it were this one.
+
+        Raises
+        ------
+        ParameterError, DataError
+            An output that cannot be written as asked (nothing is written then).
 
         Returns
         -------
         (list of Path, str or None)
             The files written, in order, and why the release was refused (None: released).
         """
-        from sdckit.jobs._outputs import write_options
+        from sdckit.jobs._outputs import check_data_columns, check_outputs, write_options
         from sdckit.report import write_report
 
         out = outputs if outputs is not None else self.outputs
         report = progress or _no_progress
+        # every output checked before any work, as load_job checks a job's (distinct, not the
+        # input, writable, column names the format holds)
+        source = (self.input or {}).get("file")
+        check_outputs(
+            {"data": out.data, "report_internal": out.report_internal,
+             "report_external": out.report_external},
+            input_path=None if source is None else Path(source),
+        )  # fmt: skip
+        check_data_columns(out.data, self.plan.released_columns(self.original))
         ru = self.ru_map(progress)
         released = self.release(progress)
         refusal = released.refusal()
