@@ -505,7 +505,8 @@ class ProtectionMethod(Parameterised, ABC):
         such as ``progress``, overrides :meth:`apply` to accept them and calls this)."""
         md = as_microdata(data, **roles)
         self.validate_params(md.frame.columns)
-        result = self._apply(md, **call)
+        # call arguments not given are not passed: a subclass's _apply need not take them
+        result = self._apply(md, **{k: v for k, v in call.items() if v is not None})
         return _with_protection(result, self)
 
     @abstractmethod
