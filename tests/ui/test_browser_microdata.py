@@ -105,7 +105,7 @@ def test_microdata_workflow(page, ui_server, settle, shoot, tmp_path: Path) -> N
 
     # 4. local suppression: an error first, next to its field, in the SdcError's words
     page.select_option("#method", "local_suppression")
-    page.wait_for_selector("#p-k")
+    page.wait_for_selector("#method-form[data-method='local_suppression'] #p-k")
     page.fill("#p-k", "0")
     page.click("#apply-method")
     error = page.wait_for_selector("[data-param='k'] .error")
@@ -131,7 +131,7 @@ def test_microdata_workflow(page, ui_server, settle, shoot, tmp_path: Path) -> N
     # the survey weights show the region (they were drawn per stratum): calibrated to the
     # released variables, as the release check would otherwise ask
     page.select_option("#method", "weight_calibration")
-    page.wait_for_selector("#apply-method")
+    page.wait_for_selector("#method-form[data-method='weight_calibration'] #apply-method")
     page.click("#apply-method")
     expect(page.locator("#history tbody tr")).to_have_count(4)
     settle(page)

@@ -211,3 +211,33 @@ def test_levels_cut_at_breaks_and_the_release_says_what_changed(
     assert ws.ru_settings["max_risk"] == 0.005  # half a percent of the records, as a share
     assert page.input_value("#ru-max") == "0.5"
     assert page.errors == []
+
+
+def test_an_older_response_never_replaces_a_newer_page(page, ui_server, settle, survey_csv) -> None:
+    """A chooser's page that arrives after the step applied from the form it was replacing
+    (a slow response) is dropped: the history keeps the new step and the task is followed to
+    its end (an older page over the task's section stopped the polling for good)."""
+    ws = ui_server.workspace
+    open_and_assign(page, survey_csv, settle)
+    page.click("nav a[href='/protect']")
+    page.select_option("#method", "local_suppression")
+    page.wait_for_selector("#method-form[data-method='local_suppression'] #p-k")
+    page.fill("#p-k", "2")
+    settle(page)
+    rows = page.locator("#history tbody tr").count()
+    # the page of the method chosen next is rendered now and delivered 1.5 s late
+    page.evaluate(
+        """() => { const plain = window.fetch;
+        window.fetch = async (url, options) => { const response = await plain(url, options);
+          if (String(url).includes('method=pram')) {
+            await new Promise((done) => setTimeout(done, 1500)); }
+          return response; }; }"""
+    )
+    page.select_option("#method", "pram")
+    page.click("#method-form[data-method='local_suppression'] #apply-method")
+    expect(page.locator("#history tbody tr")).to_have_count(rows + 1)
+    page.wait_for_timeout(2500)  # the late page has arrived by now
+    settle(page)
+    expect(page.locator("#history tbody tr")).to_have_count(rows + 1)
+    assert len(ws.steps) == 1 and ws.steps[0]["method"] == "local_suppression"
+    assert page.errors == []

@@ -59,17 +59,24 @@
     return null;
   }
 
+  // requests overtake each other (a chooser's submit, then a click on the form it replaces):
+  // only the response of the latest request is shown, never an older page over a newer one
+  let latest = 0;
   async function go(url, options, push, target) {
+    const mine = ++latest;
     document.body.classList.add("loading");
     try {
       const response = await fetch(url, Object.assign({ credentials: "same-origin" }, options || {}));
       const type = response.headers.get("content-type") || "";
+      if (mine !== latest) { return; }
       if (!type.includes("text/html")) { location.href = response.url; return; }
-      swap(await response.text(), response.url, push, target);
+      const html = await response.text();
+      if (mine !== latest) { return; }
+      swap(html, response.url, push, target);
     } catch (e) {
-      location.href = url;
+      if (mine === latest) { location.href = url; }
     } finally {
-      document.body.classList.remove("loading");
+      if (mine === latest) { document.body.classList.remove("loading"); }
     }
   }
 
