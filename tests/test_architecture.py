@@ -293,3 +293,13 @@ def test_the_browser_interface_only_calls_named_functions_of_the_jobs_layer(
         ("sdckit.release", "release"), ("sdckit.jobs.run", "run_job"),
         ("sdckit.report", "write_report"),
     ]  # fmt: skip
+
+
+def test_the_release_layer_words_no_job_file_syntax() -> None:
+    """Findings are structured; each face words them (the command line in job-file syntax,
+    sdckit.jobs.wording; the browser in its controls' words): the release layer names no
+    job-file table."""
+    syntax = re.compile(r"\[\[?(output|roles|steps|target|input)\]\]?")
+    for path in sorted((SRC / "release").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not syntax.search(text), f"{path.name} words a fix in job-file syntax"

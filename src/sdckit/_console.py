@@ -19,6 +19,8 @@ __all__ = ["print_job_result", "progress_bar"]
 
 def print_job_result(job: Job, result: JobResult, console: Console) -> None:
     """Print the before/after figures, the target lines, the R-U map and the files written."""
+    from sdckit.jobs.wording import finding_line
+
     table = Table(
         title=f"Protection of {job.input_name}", title_justify="left", caption_justify="left"
     )
@@ -53,7 +55,7 @@ def print_job_result(job: Job, result: JobResult, console: Console) -> None:
         ):
             console.print(f"  {line}", soft_wrap=True, markup=False)
         for finding in check.findings[:10]:
-            console.print(f"  {finding.line('job')}", soft_wrap=True, markup=False)
+            console.print(f"  {finding_line(finding)}", soft_wrap=True, markup=False)
         unmentioned = result.release.unmentioned
         if unmentioned:
             console.print(

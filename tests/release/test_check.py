@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from sdckit import Microdata
 from sdckit.datasets import generate_census
 from sdckit.errors import DataError, VerificationError
+from sdckit.jobs.wording import finding_line
 from sdckit.masking import GlobalRecoding, LocalSuppression
 from sdckit.release import ReleasePlan, ReleaseTarget, check_release, release
 
@@ -315,7 +316,8 @@ def test_a_top_coded_household_size_comes_back_by_counting_members() -> None:
     assert (attack.kind, attack.protected, attack.got_back) == ("recoded", large, large)
     finding = next(f for f in out.check.findings if f.target == "household_size")
     assert finding.column == "hh_id" and "counting" in finding.how
-    assert 'household_id = "drop"' in finding.fix_job()
+    assert "leave the household id out" in finding.fix_words()
+    assert '[output] household_id = "drop"' in finding_line(finding)  # the command line's words
     # without the household id nothing comes back (the members are not linked)
     alone = release(md, coded, ReleasePlan(keep=["region", "household_size", "sex"],
                                            household_id="drop"),

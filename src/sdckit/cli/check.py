@@ -41,6 +41,7 @@ def check_command(
     from sdckit.io import read_data
     from sdckit.jobs import load_job
     from sdckit.jobs.run import release_seed
+    from sdckit.jobs.wording import finding_line
     from sdckit.release import ReleaseTarget, check_file, released_order, verify_alignment
 
     console = stdout_console()
@@ -85,7 +86,7 @@ def check_command(
             + ", ".join(extra), soft_wrap=True, markup=False,
         )  # fmt: skip
     for finding in result.findings:
-        console.print(f"  {finding.line('job')}", soft_wrap=True, markup=False)
+        console.print(f"  {finding_line(finding)}", soft_wrap=True, markup=False)
     if not result.ok:
         typer.echo("Error: the released file must not be published as it is.", err=True)
         raise typer.Exit(1)

@@ -114,6 +114,7 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
         ``refusal`` says why.
     """
     from sdckit.jobs.runner import Runner
+    from sdckit.jobs.wording import refusal_line
 
     report = progress or _no_progress
     report("Assessing the input", 0, 1)
@@ -123,9 +124,10 @@ def run_job(job: Job, *, progress: Progress | None = None, write: bool = True) -
     ru = runner.ru_map(report)
     released = runner.release(report)
     written: list[Path] = []
-    refusal = released.refusal()
     if write:
-        written, refusal = runner.write(progress=report)
+        written, _ = runner.write(progress=report)
+    # the command line words the fix in job-file syntax
+    refusal = refusal_line(released)
     return JobResult(
         runner.session, ru, runner.target_met(), runner.target_lines(), written, released,
         refusal, runner.release_target,

@@ -82,19 +82,16 @@ class Release:
         """Input columns the plan does not mention (released as they are)."""
         return [c for c, r in self.roles.items() if r.startswith("not mentioned")]
 
-    def refusal(self, style: str = "job") -> str | None:
-        """Why the file must not be written, in one line (None when it may be).
+    def refusal(self) -> str | None:
+        """Why the file must not be written, in one line of words (None when it may be).
 
-        Parameters
-        ----------
-        style : {"job", "words"}, default "job"
-            How the fix is worded: as a job-file change (command line) or in words (browser
-            interface).
+        The first finding with its fix in words; :func:`sdckit.jobs.wording.refusal_line`
+        says the same in job-file syntax.
         """
         if self.check.ok:
             return None
         for f in self.check.findings:
-            return f.line(style)
+            return f.line()
         return self.check.first_problem()
 
     def write(self, path: str | Path, **options: Any) -> Path:

@@ -3,8 +3,9 @@
 A :class:`ReleaseFinding` says through which released column (the *channel*) which protected
 values came back, how many, and how many chance alone would give.  Each finding carries the
 :class:`Remedy` objects that fix it; a remedy is an action on the job (a method, a role, a plan
-choice), worded for a person (:meth:`Remedy.words`, the browser interface) and in job-file
-syntax (:meth:`Remedy.job_syntax`, ``sdckit protect``).
+choice), worded here for a person (:meth:`Remedy.words`); the faces word it in their own
+terms (the command line in job-file syntax, :mod:`sdckit.jobs.wording`; the browser interface
+in the words of its controls).
 """
 
 from __future__ import annotations
@@ -81,31 +82,6 @@ class Remedy:
             ),
         }[self.action]
 
-    def job_syntax(self) -> str:
-        """The remedy as a job-file change (for ``sdckit protect``)."""
-        c, t = self.column, self.target
-        return {
-            "drop": f'[output] drop = ["{c}"]',
-            "link": f'[roles] linked = {{ {c} = "{t}" }}',
-            "household_level": f'[roles] household_level = [..., "{t}"]',
-            "calibrate_weights": (
-                '[[steps]] method = "weight_calibration" (after the other steps)'
-            ),
-            "shuffle": '[output] order = "shuffled"',
-            "derive_household_size": f'[output] household_size = "{t}"',
-            "drop_household_id": '[output] household_id = "drop"',
-            "recode": f'[[steps]] method = "global_recoding" of "{c}"',
-            "suppress": (
-                f'[[steps]] method = "local_suppression" with a more important rank for "{t}" '
-                "in importance"
-            ),
-            "identifier": f'[roles] identifiers = [..., "{c}"]',
-            "protect_keys": (
-                '[[steps]] method = "global_recoding" of a key, or method = "local_suppression" '
-                "with the target's k"
-            ),
-        }[self.action]
-
 
 @dataclass(frozen=True)
 class ReleaseFinding:
@@ -148,13 +124,9 @@ class ReleaseFinding:
         """The remedies for a person (browser interface)."""
         return " or ".join(r.words() for r in self.remedies)
 
-    def fix_job(self) -> str:
-        """The remedies in job-file syntax (command line)."""
-        return " or ".join(r.job_syntax() for r in self.remedies)
-
-    def line(self, style: str = "job") -> str:
-        """The finding and its fix in one line (``style``: ``"job"`` or ``"words"``)."""
+    def line(self) -> str:
+        """The finding and its fix in one line, in words (each face may word the fix in its
+        own terms: :func:`sdckit.jobs.wording.finding_line` in job-file syntax)."""
         if not self.remedies:
             return self.how
-        fix = self.fix_job() if style == "job" else self.fix_words()
-        return f"{self.how} Fix: {fix}."
+        return f"{self.how} Fix: {self.fix_words()}."

@@ -259,7 +259,7 @@ class ReleaseCheck:
         rows = [
             {"check": f.check, "column": f.column, "target": f.target, "count": float(f.count),
              "protected": f.protected, "chance": float(f.chance), "how": f.how,
-             "fix": f.fix_job()}
+             "fix": f.fix_words()}
             for f in self.findings
         ]  # fmt: skip
         return pl.DataFrame(rows, schema=schema)

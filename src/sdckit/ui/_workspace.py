@@ -579,8 +579,8 @@ class Workspace:
         runner = self._synced()
         version = self.version
         released = runner.release(progress)
-        # the page words the fix for a person; the exported job says it in job syntax
-        refusal = released.refusal(style="words")
+        # the fix in words (the release page names its own controls, ui._words)
+        refusal = released.refusal()
         met = runner.target_met()
         with self.lock:
             if self.version == version:
