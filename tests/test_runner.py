@@ -109,7 +109,7 @@ def test_write_refuses_a_refused_release_and_removes_an_older_one(tmp_path: Path
     run.undo()
     run.set_target(ReleaseTarget(k=5))
     written, refusal = run.write()
-    assert refusal is not None and "fewer than 4 others" in refusal
+    assert refusal is not None and "fewer than 4 other records" in refusal
     assert written == [out.report_internal]
     assert not out.data.exists() and not out.report_external.exists()
     assert out.report_internal.exists()

@@ -367,3 +367,17 @@ def test_the_check_gives_the_same_verdict_every_time_and_in_any_number_of_thread
         assert other.attacks_frame().equals(first.attacks_frame())
         assert other.to_frame().equals(first.to_frame())
     assert first.findings  # the age and the stratum give values back: something to compare
+
+
+@pytest.mark.parametrize(
+    ("k", "words"),
+    [(2, "with no other record (k = 2)"), (4, "with fewer than 3 other records (k = 4)")],
+)
+def test_a_k_anonymity_finding_counts_the_other_records(k: int, words: str) -> None:
+    df = pl.DataFrame({"sex": ["m", "f", "f", "m", "m", "f", "f"],
+                       "region": ["a", "a", "a", "b", "b", "b", "c"]})  # fmt: skip
+    check = check_release(df, df, keys=["sex", "region"], target=ReleaseTarget(k=k))
+    (finding,) = [f for f in check.findings if f.check == "k_anonymity"]
+    records = {2: 3, 4: 7}[k]  # k = 2: (m, a), (f, b), (f, c) are alone; k = 4: every record
+    assert finding.count == records and finding.how.startswith(f"{records} released records")
+    assert finding.how.endswith(words + "."), finding.how

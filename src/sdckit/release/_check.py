@@ -66,6 +66,11 @@ IDENTIFIER_MIN = 20
 
 
 # ------------------------------------------------------------------------------ the check
+
+def _fewer_than(others: int) -> str:
+    """"no other record", "fewer than 2 other records", ..."""
+    return "no other record" if others <= 1 else f"fewer than {others} other records"
+
 def check_release(
     original: Any,
     released: Any,
@@ -224,7 +229,7 @@ def _risk_panel(
         findings.append(ReleaseFinding(
             "k_anonymity", ", ".join(eff_keys), "fk", k_viol,
             f"{k_viol} released records share their key combination ({', '.join(eff_keys)}) "
-            f"with fewer than {target.k - 1} others.",  # type: ignore[operator]
+            f"with {_fewer_than(target.k - 1)} (k = {target.k}).",  # type: ignore[operator]
             remedies=(Remedy("protect_keys", None, ", ".join(eff_keys)),),
         ))  # fmt: skip
     met = k_viol == 0
