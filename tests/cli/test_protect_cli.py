@@ -201,7 +201,7 @@ def test_missed_target_writes_only_the_internal_report(tmp_path: Path, census_cs
         (("min_diagonal = 0.85", "min_diagonal = [0.85]"), ("step 2", "'min_diagonal'", "number")),
         (
             ("min_diagonal = 0.85", "min_diag = 0.85"),
-            ("step 2", "unknown parameter 'min_diag'", "'min_diagonal'"),
+            ("step 2", "Pram has no parameter 'min_diag'", "'min_diagonal'"),
         ),
         # a value out of the declared range
         (("min_diagonal = 0.85", "min_diagonal = 1.5"), ("step 2", "min_diagonal")),

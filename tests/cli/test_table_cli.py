@@ -90,7 +90,7 @@ def test_table_job_suppresses_small_cells_and_passes_the_audit(
     [
         (('rule = "min_frequency"', 'rule = "min_freq"'), ("rule 1", "'min_freq'")),
         (("threshold = 3", 'threshold = "3"'), ("rule 1", "'threshold'", "int")),
-        (("threshold = 3", "treshold = 3"), ("unknown parameter 'treshold'", "'threshold'")),
+        (("threshold = 3", "treshold = 3"), ("has no parameter 'treshold'", "'threshold'")),
         (('"occupation"]', '"ocupation"]'), ("'ocupation'", "'occupation'")),
         (('method = "optimal"', 'method = "best"'), ("[suppression]", "'best'")),
         (('method = "optimal"', 'method = "optimal"\nmax_passes = 3'), ("'max_passes'",)),

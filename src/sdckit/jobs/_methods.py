@@ -8,13 +8,12 @@ by hand and no interpretation of type hints.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sdckit.errors import ParameterError, SdcError
-from sdckit.protection import Parameterised, get_method
+from sdckit.protection import Parameterised, get_method, unknown_parameter
 
 __all__ = ["instantiate", "merge_params", "method_class", "with_seed"]
 
@@ -53,12 +52,8 @@ def _unknown_parameters(cls: type[Parameterised], params: Mapping[str, Any], whe
     names = list(cls.parameters)
     for name in params:
         if name not in names:
-            close = difflib.get_close_matches(name, names, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ParameterError(
-                f"{where}: unknown parameter {name!r} of {cls.__name__}.{hint} "
-                f"Valid parameters: {', '.join(names)}."
-            )
+            # the Python API's wording (set_params, the classes, the twins), placed in the job
+            raise ParameterError(f"{where}: {unknown_parameter(cls.__name__, name, names)}")
 
 
 def _required(cls: type[Parameterised], params: Mapping[str, Any], where: str) -> None:

@@ -390,7 +390,7 @@ def _as_list(value: Any) -> list[str]:
 
 _PATTERNS = (
     re.compile(r"The '(?P<name>\w+)' parameter of"),
-    re.compile(r"unknown parameter '(?P<name>\w+)'"),
+    re.compile(r"has no parameter '(?P<name>\w+)'"),
     re.compile(r"the parameter\(s\) '(?P<name>\w+)'"),
     re.compile(r"the parameter '(?P<name>\w+)' is given twice"),
     re.compile(r"The '(?P<name>\w+)' value is not a TOML value"),
