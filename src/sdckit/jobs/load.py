@@ -127,13 +127,18 @@ class Job:
 
 
 # ------------------------------------------------------------------------------- parsing
-def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl.DataFrame, str]:
+def _read_input(
+    base: Path, spec: dict[str, Any], roles: Any = None, reader: Any = None
+) -> tuple[pl.DataFrame, str]:
     """The input data and its name.  ``roles`` is the job's ``[roles]`` table (not validated
     yet): the key, linked, household-level and identifier columns of a CSV file are read as
     text exactly as written (codes such as ``007``), except the columns with a numeric or
-    weight role and those listed in ``[input] numeric_keys``.
+    weight role and those listed in ``[input] numeric_keys``.  ``reader`` replaces
+    :func:`sdckit.io.read_data` (same keywords): an interface that has read the file already.
     """
     from sdckit.io import read_data
+
+    read = read_data if reader is None else reader
 
     unknown_keys(spec, {"file", "format", "dataset", "rows", "na_values", "numeric_keys"}, "input")
     if ("file" in spec) == ("dataset" in spec):
@@ -174,7 +179,7 @@ def _read_input(base: Path, spec: dict[str, Any], roles: Any = None) -> tuple[pl
                     "household-level) variable in [roles]."
                 )
         text = text_columns(roles, numeric_keys)
-        frame = read_data(path, format=fmt, na_values=na_values, text_columns=text)
+        frame = read(path, format=fmt, na_values=na_values, text_columns=text)
         name = path.name
     if "rows" in spec:
         rows = check_int(spec["rows"], "input.rows", minimum=2)
@@ -240,13 +245,21 @@ def _with_detected_household_level(md: Microdata, detect: bool) -> tuple[Microda
 
 
 def read_microdata(
-    input_spec: dict[str, Any], roles_spec: dict[str, Any], base: Path = Path(".")
+    input_spec: dict[str, Any],
+    roles_spec: dict[str, Any],
+    base: Path = Path("."),
+    *,
+    reader: Any = None,
 ) -> tuple[Microdata, str, list[str]]:
     """The input of a job with these ``[input]`` and ``[roles]`` tables, read and given its
     roles exactly as :func:`load_job` does (CSV codes as text, household-wide variables
     detected), with its name and the notes on what was detected.
+
+    ``reader``, when given, is called instead of :func:`sdckit.io.read_data` with the same
+    arguments (``path, format=, na_values=, text_columns=``): an interface that holds the file
+    already answers from memory, under the same rule of which columns are text.
     """
-    frame, input_name = _read_input(base, dict(input_spec), roles_spec)
+    frame, input_name = _read_input(base, dict(input_spec), roles_spec, reader)
     roles_spec = table_of(roles_spec, "roles")
     md = Microdata(frame, **_roles(roles_spec))
     md, notes = _with_detected_household_level(md, _detect_household_level(roles_spec))

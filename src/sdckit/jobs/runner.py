@@ -193,14 +193,16 @@ class Runner:
         roles: Mapping[str, Any],
         *,
         base: Path = Path("."),
+        reader: Any = None,
         **options: Any,
     ) -> Runner:
         """A runner on the file an ``[input]`` table names, read and given the ``[roles]``
         exactly as a job reads it (the key columns of a CSV file as text unless numeric, the
-        household-wide variables detected); ``options`` as for :class:`Runner`."""
+        household-wide variables detected); ``reader`` as for
+        :func:`~sdckit.jobs.load.read_microdata`; ``options`` as for :class:`Runner`."""
         from sdckit.jobs._outputs import input_labels
 
-        md, _, notes = read_microdata(dict(input), dict(roles), base)
+        md, _, notes = read_microdata(dict(input), dict(roles), base, reader=reader)
         path = input.get("file")
         labels = None if path is None else input_labels(base / path, input.get("format"))
         return cls(md, input=input, roles_table=roles, notes=notes, labels=labels, **options)

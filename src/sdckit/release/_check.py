@@ -67,9 +67,11 @@ IDENTIFIER_MIN = 20
 
 # ------------------------------------------------------------------------------ the check
 
+
 def _fewer_than(others: int) -> str:
-    """"no other record", "fewer than 2 other records", ..."""
+    """ "no other record", "fewer than 2 other records", ..."""
     return "no other record" if others <= 1 else f"fewer than {others} other records"
+
 
 def check_release(
     original: Any,

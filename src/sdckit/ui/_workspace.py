@@ -126,6 +126,7 @@ class Workspace:
         """Forget the file and everything derived from it."""
         self.source: Source | None = None
         self.raw: pl.DataFrame | None = None
+        self._csv_text: pl.DataFrame | None = None
         self.columns: list[ColumnInfo] = []
         self.roles: dict[str, Any] = {}
         self.drop: list[str] = []
@@ -206,6 +207,19 @@ class Workspace:
             )
         if frame.height == 0 or frame.width == 0:
             raise DataError("The file has no records or no columns.")
+        text = None
+        if source.is_csv:
+            # the number columns as written too (codes such as 007), read once now: assigning
+            # the roles then reads the file as a job does from memory (_read_from_memory)
+            progress("Reading the number columns as text too", 1, 3)
+            numbers = [c for c in frame.columns if frame.schema[c] != pl.String]
+            if numbers:
+                text = read_data(
+                    source.path,  # type: ignore[arg-type]
+                    format=source.format,
+                    na_values=list(source.na_values) if source.na_values is not None else None,
+                    text_columns=numbers,
+                ).select(numbers)
         progress("Counting the levels of each column", 2, 3)
         counts = frame.select(
             [pl.col(c).n_unique().alias(f"u{i}") for i, c in enumerate(frame.columns)]
@@ -226,7 +240,31 @@ class Workspace:
         with self.lock:
             self.reset_data()
             self.source, self.raw, self.columns = source, frame, info
+            self._csv_text = text
             self.title = f"Protection of {source.name}"
+
+    def _read_from_memory(
+        self, path: Any, *, format: Any = None, na_values: Any = None, text_columns: Any = None
+    ) -> pl.DataFrame:
+        """:func:`sdckit.io.read_data` of the open file, answered from the reads made when it
+        was opened (the typed read, and the number columns as written): the jobs layer says
+        which columns are text (``jobs.load.text_columns``), this only avoids reading a large
+        file again on every assignment of the roles.  Another file is read."""
+        from sdckit.io import read_data
+
+        source, raw, text = self.source, self.raw, self._csv_text
+        same = (
+            source is not None
+            and raw is not None
+            and source.path is not None
+            and Path(path).resolve() == Path(source.path).resolve()
+            and format == source.format
+            and (None if na_values is None else tuple(na_values)) == source.na_values
+        )
+        if not same:
+            return read_data(path, format=format, na_values=na_values, text_columns=text_columns)
+        wanted = [c for c in text_columns or [] if text is not None and c in text.columns]
+        return raw.with_columns([text.get_column(c) for c in wanted]) if wanted else raw
 
     def save_upload(self, filename: str, chunks: Any) -> Path:
         """Store an uploaded file under ``out_dir/input`` (under a name no earlier upload has:
@@ -327,8 +365,9 @@ class Workspace:
         total = 2 + len(steps)
         progress("Reading the file with the roles", 0, total)
         runner = Runner.from_input(
-            self.source.input_spec(numeric_keys), roles, seed=self.seed, title=self.title
-        )
+            self.source.input_spec(numeric_keys), roles, seed=self.seed, title=self.title,
+            reader=self._read_from_memory,
+        )  # fmt: skip
         if drop or self.household_id != "new" or self.order != "shuffled":
             _jobs.build_release_plan(self._output_plan(drop), runner.original)
         progress("Assessing the disclosure risk", 1, total)
