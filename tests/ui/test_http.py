@@ -243,7 +243,7 @@ def test_the_job_file_reproduces_the_session(server: UIServer, tmp_path: Path) -
     record = ws.export
     # the export no longer runs the job again to compare (the runner's round-trip property
     # test, tests/test_runner.py, holds for every job); this test runs it once, below
-    assert record.refusal is None and record.verified is None
+    assert record.refusal is None
     spec = tomllib.loads(record.files["job"].read_text(encoding="utf-8"))
     assert spec["steps"][0]["seed"] == 5 and spec["input"]["file"] == str(path.resolve())
     job = load_job(record.files["job"], output_dir=tmp_path / "again")

@@ -211,15 +211,12 @@ def export_check(request: Request) -> Response:
 async def export_run(request: Request) -> Response:
     """Write the job file, the reports and, if the check passes, the protected file."""
     ws = _ws(request)
-    form = await form_dict(request)
-    verify = bool(form.get("verify"))
     try:
         ws.job_text()
     except SdcError as exc:
         return render(request, "export.html.j2", status=422, page="export", errors={},
                       job_text="", job_error=sdc_message(exc), writable=WRITABLE)  # fmt: skip
-    start_task(request, "Exporting",
-               lambda t: ws.export_all(t.progress, verify=verify), "/export")  # fmt: skip
+    start_task(request, "Exporting", lambda t: ws.export_all(t.progress), "/export")
     return redirect("/export")
 
 

@@ -96,8 +96,6 @@ class ExportRecord:
 
     files: dict[str, Path] = field(default_factory=dict)
     refusal: str | None = None
-    verified: bool | None = None
-    verify_note: str = ""
     job_text: str = ""
 
 
@@ -269,6 +267,8 @@ class Workspace:
     def save_upload(self, filename: str, chunks: Any) -> Path:
         """Store an uploaded file under ``out_dir/input`` (under a name no earlier upload has:
         ``data-2.csv`` after ``data.csv``) and return its path."""
+        from sdckit.io import atomic_path
+
         name = Path(filename or "upload").name
         name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "upload"
         folder = self.out_dir / "input"
@@ -279,7 +279,7 @@ class Workspace:
         while target.exists():
             n += 1
             target = folder / f"{stem}-{n}{suffix}"
-        with open(target, "xb") as out:
+        with atomic_path(target) as tmp, open(tmp, "wb") as out:  # never a half-written file
             shutil.copyfileobj(chunks, out, length=1 << 20)
         return target
 
@@ -664,12 +664,12 @@ class Workspace:
             {k: names[k] for k in ("data", "report_internal", "report_external")}, header
         )
 
-    def export_all(self, progress: Any, *, verify: bool = False) -> ExportRecord:
+    def export_all(self, progress: Any) -> ExportRecord:
         """Write the job, the reports and (if the release check passes) the protected file.
 
         The outputs are written by the runner, as ``sdckit protect`` writes them from the job
-        file; that the job file reproduces them is the runner's round-trip property (tested),
-        so ``verify`` is accepted and ignored.
+        file; that the job file reproduces them is the runner's round-trip property (tested in
+        tests/test_runner.py), not a second run here.
         """
         from sdckit.io import atomic_path
 
