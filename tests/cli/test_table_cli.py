@@ -588,3 +588,27 @@ def test_the_rank_test_takes_no_lp_options(tmp_path: Path, census_csv: Path) -> 
     )
     assert_one_line_error(*run("table", job), '[audit] intervals = "rank"', "remove unions")
     assert not (tmp_path / "out").exists()
+
+
+def test_records_without_a_value_in_a_job(tmp_path: Path) -> None:
+    """A magnitude with item nonresponse: refused with the fix, or left out and counted."""
+    data = tmp_path / "firms.csv"
+    rows = ["region,occupation,turnover"] + [
+        f"r{i % 3},o{i % 4},{'' if i % 7 == 3 else 10 + i}" for i in range(60)
+    ]
+    data.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    job = tmp_path / "job.toml"
+    magnitude = 'dimensions = ["region", "occupation"]\nvalue = "turnover"'
+    text = job_text(data).replace('dimensions = ["region", "occupation"]', magnitude)
+    job.write_text(text, encoding="utf-8")
+    assert_one_line_error(*run("table", job), "'turnover'", 'missing_value = "drop"')
+    job.write_text(text.replace(magnitude, magnitude + '\nmissing_value = "drop"'), "utf-8")
+    code, stdout, stderr = run("table", job)
+    assert code == 0, stderr
+    left_out = [i for i in range(60) if i % 7 == 3]
+    assert "records dropped" in stdout and str(len(left_out)) in stdout
+    full = read_data(tmp_path / "out" / "full.csv")
+    expected = sum(10 + i for i in range(60) if i % 7 != 3)
+    assert full.filter(pl.col("is_total").not_())["value"].sum() == expected
+    job.write_text(text.replace(magnitude, magnitude + '\nmissing_value = "zero"'), "utf-8")
+    assert_one_line_error(*run("table", job), "'missing_value'")

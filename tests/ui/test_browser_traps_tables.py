@@ -22,14 +22,18 @@ from sdckit.datasets import generate_household_survey
 
 @pytest.fixture
 def survey_csv(tmp_path: Path) -> Path:
-    """751 persons; every 9th has no employment code; incomes in cents (two decimals)."""
+    """751 persons; every 9th has no employment code, every 13th no income (item
+    nonresponse); incomes in cents (two decimals)."""
     frame = generate_household_survey(300, seed=7).with_row_index("i")
     frame = frame.with_columns(
         pl.when(pl.col("i") % 9 == 0)
         .then(None)
         .otherwise(pl.col("employment"))
         .alias("employment"),
-        (pl.col("income") * 1000 + 0.01 * (pl.col("i") % 100)).round(2).alias("income"),
+        pl.when(pl.col("i") % 13 == 5)
+        .then(None)
+        .otherwise((pl.col("income") * 1000 + 0.01 * (pl.col("i") % 100)).round(2))
+        .alias("income"),
     ).drop("i")
     path = tmp_path / "survey.csv"
     frame.write_csv(path)
@@ -61,9 +65,19 @@ def test_missing_codes_chosen_on_the_page(page, ui_server, settle, survey_csv) -
 
     page.select_option("#missing", "category")
     page.click("#build-table")
+    # the records without an income: refused beside their own control, in its words
+    error = page.wait_for_selector("#missing_value-error")
+    text = error.inner_text()
+    assert "Records without a value" in text and "missing_value" not in text
+    assert page.input_value("#missing") == "category"
+    page.select_option("#missing_value", "drop")
+    page.click("#build-table")
     page.wait_for_selector("#table-grid")
     settle(page)
     assert ws.tables.spec["missing"] == "category"
+    assert ws.tables.spec["missing_value"] == "drop"
+    dropped = sum(1 for i in range(751) if i % 13 == 5)
+    assert ws.tables.table.records_dropped == dropped
     assert page.input_value("#missing") == "category"
     grid = page.inner_text("#table-grid")
     assert "(missing)" in grid
@@ -82,7 +96,7 @@ def test_missing_codes_chosen_on_the_page(page, ui_server, settle, survey_csv) -
     assert page.errors == []
     files = ws.tables.export.files
     job = tomllib.loads(files["job"].read_text(encoding="utf-8"))
-    assert job["table"]["missing"] == "category"
+    assert job["table"]["missing"] == "category" and job["table"]["missing_value"] == "drop"
     published = pl.read_csv(files["published"], infer_schema=False)
     values = published["value"].drop_nulls().to_list()
     assert values and all(re.fullmatch(r"-?\d+(\.\d{1,2})?", v) for v in values), values[:5]

@@ -74,14 +74,23 @@ def test_a_multipart_form_keeps_a_column_name_with_a_double_quote(server, tmp_pa
     assert server.workspace.roles["sensitive"] == ['say "hi"']
 
 
-def test_the_magnitude_error_is_beside_the_magnitude(server, tmp_path) -> None:
+def test_the_magnitude_error_is_beside_its_control(server, tmp_path) -> None:
+    """Records without a value: said beside the control that leaves them out, in its words;
+    choosing it builds the table."""
     c = logged_in(server)
     open_file(server, c, FRAME, tmp_path)
     r = c.post("/tables/build", data={"dimensions": "region", "value": "income"})
     assert r.status_code == 422
-    part = r.text[r.text.index('id="value"') :]
+    part = r.text[r.text.index('id="missing_value"') :]
     part = part[: part.index("</div>")]
     assert "The value column &#39;income&#39; has missing" in part
+    assert "under “Records without a value”" in part and "missing_value =" not in part
+    r = c.post(
+        "/tables/build",
+        data={"dimensions": "region", "value": "income", "missing_value": "drop"},
+    )
+    assert r.status_code == 303
+    assert server.workspace.tables.table.records_dropped == FRAME["income"].null_count() > 0
 
 
 def test_a_word_in_the_records_filter_is_said_beside_it(server, tmp_path) -> None:

@@ -148,6 +148,7 @@ class Records:
     value: str | None
     weight: str | None
     missing: str
+    missing_value: str = "error"
 
     def read(self, text_columns: Sequence[str] = ()) -> Any:
         """The records, read as the table job read them (the dimensions and the
@@ -175,6 +176,7 @@ def _records(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Re
         spec.get("value"),
         spec.get("weight"),
         spec.get("missing", "error"),
+        spec.get("missing_value", "error"),
     )
 
 
@@ -194,6 +196,7 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
             "n_contributors",
             "top",
             "missing",
+            "missing_value",
         },
         "table",
     )
@@ -239,6 +242,12 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
             '[table] \'missing\' must be "error", "category" (a level of its own) or "drop" '
             "(leave the records out)."
         )
+    missing_value = spec.get("missing_value", "error")
+    if missing_value not in ("error", "drop"):
+        raise ParameterError(
+            '[table] \'missing_value\' must be "error" or "drop" (leave the records without a '
+            "value out)."
+        )
     if kind == "microdata":
         if "n_contributors" in spec or "top" in spec:
             raise ParameterError(
@@ -246,7 +255,13 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
             )
         n_top = check_int(spec.get("n_top", 3), "table.n_top", minimum=1)
         return Table.from_microdata(
-            frame, dimensions, value, weight=spec.get("weight"), n_top=n_top, missing=missing
+            frame, dimensions, value, weight=spec.get("weight"), n_top=n_top, missing=missing,
+            missing_value=missing_value,
+        )  # fmt: skip
+    if "missing_value" in spec:
+        raise ParameterError(
+            "[table] 'missing_value' is for microdata inputs; a kind = \"cells\" input needs "
+            "a value in every row."
         )
     if "missing" in spec:
         raise ParameterError(
@@ -288,6 +303,11 @@ def _build_on_engine(
     for key in ("n_contributors", "top"):
         if key in spec:
             raise ParameterError(f'[table] {key!r} is for kind = "cells" inputs.')
+    if spec.get("missing_value", "error") != "error":
+        raise ParameterError(
+            "[table] 'missing_value' = \"drop\" is not available with [input] 'engine' yet: "
+            "leave the records without a value out of the Parquet file, or remove 'engine'."
+        )
     hierarchies = spec.get("hierarchies", {})
     if not isinstance(hierarchies, dict):
         raise ParameterError("[table] 'hierarchies' must be a table: column -> hierarchy.")
@@ -696,6 +716,12 @@ def _linked_tables(
             "tables built from the records of one microdata file (the same [input] file, "
             'weight and missing; no engine); use "iterative" or "secondaries_as_primary" '
             '(and linked_audit = "tables") for the others.'
+        )
+    if any(r is not None and r.missing_value != "error" for r in sources):
+        raise ParameterError(
+            '[suppression] linked = "joint_elimination" reads the records again and does not '
+            'leave out records without a value ([table] missing_value = "drop") yet: leave '
+            'them out of the input file, or use linked = "iterative".'
         )
     hierarchies: dict[str, Any] = {}
     for r in sources:

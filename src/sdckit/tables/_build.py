@@ -209,6 +209,29 @@ def _missing_codes(
     return out, None, 0
 
 
+def _missing_values(
+    frame: pl.DataFrame, keep: np.ndarray | None, dropped: int, value: str, n_records: int
+) -> tuple[pl.DataFrame, np.ndarray | None, int]:
+    """Leave out the records without a value (``missing_value="drop"``); ``keep`` is the
+    kept-record mask of the dimension rule (over all ``n_records``), updated."""
+    column = frame.get_column(value)
+    absent = column.is_null()
+    if column.dtype.is_float():
+        absent = absent | column.is_nan().fill_null(True)
+    n = int(absent.sum())
+    if n == 0:
+        return frame, keep, dropped
+    if n == frame.height:
+        raise DataError(
+            f"The value column {value!r} is missing in every record; nothing is left to "
+            "tabulate. Check the column (or its missing-value codes)."
+        )
+    present = (~absent).to_numpy()
+    kept = np.ones(n_records, dtype=bool) if keep is None else keep.copy()
+    kept[np.flatnonzero(kept)[~present]] = False
+    return frame.filter(pl.Series(present)), kept, dropped + n
+
+
 def microdata_cells(
     data: Any,
     dimensions: Sequence[str] | Mapping[str, Any],
@@ -217,19 +240,24 @@ def microdata_cells(
     weight: str | None,
     n_top: int,
     missing: str,
+    missing_value: str = "error",
 ) -> MicrodataCells:
     """Aggregate microdata into every cell of the table (totals and sub-totals included)."""
     dims, spec = _dimension_spec(dimensions)
     n_top = check_int(n_top, "n_top", minimum=1)
     check_choice(missing, "missing", ("error", "category", "drop"))
+    check_choice(missing_value, "missing_value", ("error", "drop"))
     md = as_microdata(data, keys=list(dims), numeric=value, weight=weight, max_levels=10**9)
     frame, keep, dropped = _missing_codes(md.frame, dims, missing)
+    if value is not None and missing_value == "drop":
+        frame, keep, dropped = _missing_values(frame, keep, dropped, value, md.frame.height)
     hier, leaf_pos = dimension_positions(frame, dims, spec, missing)
     shape = tuple(h.size for h in hier)
     x = np.ones(frame.height) if value is None else _numeric(frame, value, "value")
     if not np.all(np.isfinite(x)):
         raise DataError(
-            f"The value column {value!r} has missing or infinite values; impute or drop them."
+            f"The value column {value!r} has missing or infinite values; impute them, or set "
+            'missing_value = "drop" (leave the records without a value out).'
         )
     w = md.weights()
     if w is not None and keep is not None:

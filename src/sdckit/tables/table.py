@@ -62,7 +62,8 @@ class Table:
         Built from weighted microdata (values are weighted totals, ``top`` holds the largest
         expanded contributions ``w_i x_i``, ``n_contributors`` counts respondents).
     records_dropped : int
-        Records left out for a missing dimension code (``missing="drop"``).
+        Records left out for a missing dimension code (``missing="drop"``) or a missing
+        value (``missing_value="drop"``).
     protected : bool or None
         The verdict on the suppression pattern: True when an audit (or the method's own
         guarantee) found every primary protected, False when it found one that is not, None
@@ -251,6 +252,7 @@ class Table:
         weight: str | None = None,
         n_top: int = 3,
         missing: str = "error",
+        missing_value: str = "error",
     ) -> Table:
         """Aggregate microdata into a table with every total and sub-total.
 
@@ -276,6 +278,10 @@ class Table:
             Records with a missing code in a dimension: an error; a level of its own, coded
             ``"(missing)"`` (a leaf directly under the total of a given hierarchy); or left out
             (their number is in :meth:`summary` as "records dropped").
+        missing_value : {"error", "drop"}, default "error"
+            Records without a value (null or NaN; item nonresponse) in a magnitude table: an
+            error, or left out (counted in "records dropped" too).  Impute them beforehand
+            where leaving them out would bias the published totals.
 
         Examples
         --------
@@ -290,8 +296,9 @@ class Table:
         ([13.0, 9.0, 4.0], [5.0, 4.0, 4.0], [3, 2, 1])
         """
         cells = microdata_cells(
-            data, dimensions, value, weight=weight, n_top=n_top, missing=missing
-        )
+            data, dimensions, value, weight=weight, n_top=n_top, missing=missing,
+            missing_value=missing_value,
+        )  # fmt: skip
         table = cls._build(
             cells.dimensions,
             cells.hierarchies,
@@ -563,7 +570,7 @@ class Table:
             ("value suppressed (secondary)", float(self.values[self.secondary].sum())),
         ]
         if self.records_dropped:
-            rows.insert(4, ("records dropped (missing dimension codes)", self.records_dropped))
+            rows.insert(4, ("records dropped (missing codes or values)", self.records_dropped))
         if self.protected is not None:
             rows.append(("pattern protected", self.protected))
         return Summary(f"{self.kind.capitalize()} table", rows)

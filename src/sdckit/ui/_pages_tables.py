@@ -125,9 +125,10 @@ async def build(request: Request) -> Response:
     for key in ("value", "weight"):
         if str(form.get(key, "")).strip():
             spec[key] = str(form[key]).strip()
-    missing = str(form.get("missing", "")).strip()
-    if missing:
-        spec["missing"] = missing
+    for key in ("missing", "missing_value"):
+        choice = str(form.get(key, "")).strip()
+        if choice:
+            spec[key] = choice
     if str(form.get("n_top", "")).strip():
         try:
             spec["n_top"] = int(str(form["n_top"]))
@@ -143,8 +144,11 @@ async def build(request: Request) -> Response:
             key = next((k for k in ("value", "weight", "n_top") if f"'{k}'" in message or
                         f"table.{k}" in message), "dimensions")  # fmt: skip
             if message.startswith("The value column"):
-                key = "value"  # the magnitude's own box
-            if "missing =" in message or "'missing'" in message:
+                # beside the control that leaves the records without a value out
+                key = "missing_value" if "missing_value" in message else "value"
+            elif "missing_value" in message:
+                key = "missing_value"
+            elif "missing =" in message or "'missing'" in message:
                 key = "missing"  # said beside the control that sets it, in its words
             errors[key] = controls_words(message)
     if errors:

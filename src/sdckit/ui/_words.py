@@ -156,6 +156,11 @@ _CONTROLS: tuple[tuple[re.Pattern[str], str], ...] = (
         r"Choose “count them in a category of their own, \1” or “leave those records out” under "
         "“Records with a missing code in a dimension”",
     ),
+    # its "Records without a value" list (before 'missing = "drop"', which it contains)
+    (
+        re.compile(r'set missing_value = "drop" \(leave the records without a value out\)'),
+        "choose “leave those records out” under “Records without a value”",
+    ),
     (re.compile(r'missing = "category"'), "“count them in a category of their own”"),
     (re.compile(r'missing = "drop"'), "“leave those records out”"),
 )
