@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,68 +25,15 @@ import sdckit.jobs.sections as _jobs
 from sdckit.errors import DataError, ParameterError, SdcError
 from sdckit.jobs import Outputs, Runner
 from sdckit.protection import registry
+from sdckit.ui._roles import PRIMARY_ROLES, role_of, roles_from_form
+from sdckit.ui._source import ColumnInfo, OpenedFile, Source, read_source, save_upload
 from sdckit.ui._tables import TableState
 from sdckit.ui._tasks import TaskManager, run_in_process
 
-__all__ = ["PRIMARY_ROLES", "ColumnInfo", "Source", "Workspace"]
-
-#: The roles a column can have in the roles form (one each), with their labels.
-PRIMARY_ROLES: dict[str, str] = {
-    "": "not used",
-    "key": "key variable",
-    "numeric": "numeric variable",
-    "weight": "sampling weight",
-    "strata": "strata",
-    "household": "household id",
-    "sensitive": "sensitive variable",
-    "identifier": "direct identifier",
-    "linked": "linked to a key",
-}
+__all__ = ["PRIMARY_ROLES", "WRITABLE", "ColumnInfo", "Source", "Workspace"]
 
 #: File formats the protected file can be written in (by extension).
 WRITABLE = (".csv", ".parquet", ".sav", ".dta", ".xpt")
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where the data came from: the demo, or a file (with how to read it)."""
-
-    kind: str
-    name: str
-    path: Path | None = None
-    format: str | None = None
-    na_values: tuple[str, ...] | None = None
-
-    def input_spec(self, numeric_keys: list[str] | None = None) -> dict[str, Any]:
-        """The ``[input]`` table of a job reading this source."""
-        if self.kind == "demo":
-            return {"dataset": "demo"}
-        spec: dict[str, Any] = {"file": str(self.path)}
-        if self.format:
-            spec["format"] = self.format
-        if self.na_values is not None:
-            spec["na_values"] = list(self.na_values)
-        if numeric_keys:
-            spec["numeric_keys"] = list(numeric_keys)
-        return spec
-
-    @property
-    def is_csv(self) -> bool:
-        """Whether the file is read as CSV (text columns and missing-value words apply)."""
-        from sdckit.io import detect_format
-
-        return self.kind == "file" and detect_format(self.path, self.format) == "csv"  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class ColumnInfo:
-    """One column of the file as the data page shows it."""
-
-    name: str
-    dtype: str
-    levels: int
-    missing: int
-    numeric: bool
 
 
 @dataclass
@@ -124,7 +70,7 @@ class Workspace:
         """Forget the file and everything derived from it."""
         self.source: Source | None = None
         self.raw: pl.DataFrame | None = None
-        self._csv_text: pl.DataFrame | None = None
+        self.opened: OpenedFile | None = None
         self.columns: list[ColumnInfo] = []
         self.roles: dict[str, Any] = {}
         self.drop: list[str] = []
@@ -190,155 +136,24 @@ class Workspace:
     # ------------------------------------------------------------------ opening
     def open(self, source: Source, progress: Any) -> None:
         """Read ``source`` (a task) and replace the open file."""
-        from sdckit.io import read_data
-
-        progress("Reading the file", 0, 3)
-        if source.kind == "demo":
-            from sdckit.datasets import load_demo
-
-            frame = load_demo()
-        else:
-            frame = read_data(
-                source.path,  # type: ignore[arg-type]
-                format=source.format,
-                na_values=list(source.na_values) if source.na_values is not None else None,
-            )
-        if frame.height == 0 or frame.width == 0:
-            raise DataError("The file has no records or no columns.")
-        text = None
-        if source.is_csv:
-            # the number columns as written too (codes such as 007), read once now: assigning
-            # the roles then reads the file as a job does from memory (_read_from_memory)
-            progress("Reading the number columns as text too", 1, 3)
-            numbers = [c for c in frame.columns if frame.schema[c] != pl.String]
-            if numbers:
-                text = read_data(
-                    source.path,  # type: ignore[arg-type]
-                    format=source.format,
-                    na_values=list(source.na_values) if source.na_values is not None else None,
-                    text_columns=numbers,
-                ).select(numbers)
-        progress("Counting the levels of each column", 2, 3)
-        counts = frame.select(
-            [pl.col(c).n_unique().alias(f"u{i}") for i, c in enumerate(frame.columns)]
-            + [pl.col(c).null_count().alias(f"m{i}") for i, c in enumerate(frame.columns)]
-        ).row(0)
-        n = frame.width
-        info = [
-            ColumnInfo(
-                name=c,
-                dtype=str(frame.schema[c]),
-                levels=int(counts[i]),
-                missing=int(counts[n + i]),
-                numeric=frame.schema[c].is_numeric(),
-            )
-            for i, c in enumerate(frame.columns)
-        ]
-        progress("Done", 3, 3)
+        opened = read_source(source, progress)
         with self.lock:
             self.reset_data()
-            self.source, self.raw, self.columns = source, frame, info
-            self._csv_text = text
+            self.opened = opened
+            self.source, self.raw, self.columns = source, opened.frame, opened.columns
             self.title = f"Protection of {source.name}"
 
-    def _read_from_memory(
-        self, path: Any, *, format: Any = None, na_values: Any = None, text_columns: Any = None
-    ) -> pl.DataFrame:
-        """:func:`sdckit.io.read_data` of the open file, answered from the reads made when it
-        was opened (the typed read, and the number columns as written): the jobs layer says
-        which columns are text (``jobs.load.text_columns``), this only avoids reading a large
-        file again on every assignment of the roles.  Another file is read."""
-        from sdckit.io import read_data
-
-        source, raw, text = self.source, self.raw, self._csv_text
-        same = (
-            source is not None
-            and raw is not None
-            and source.path is not None
-            and Path(path).resolve() == Path(source.path).resolve()
-            and format == source.format
-            and (None if na_values is None else tuple(na_values)) == source.na_values
-        )
-        if not same:
-            return read_data(path, format=format, na_values=na_values, text_columns=text_columns)
-        wanted = [c for c in text_columns or [] if text is not None and c in text.columns]
-        return raw.with_columns([text.get_column(c) for c in wanted]) if wanted else raw
-
     def save_upload(self, filename: str, chunks: Any) -> Path:
-        """Store an uploaded file under ``out_dir/input`` (under a name no earlier upload has:
-        ``data-2.csv`` after ``data.csv``) and return its path."""
-        from sdckit.io import atomic_path
-
-        name = Path(filename or "upload").name
-        name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip(".") or "upload"
-        folder = self.out_dir / "input"
-        folder.mkdir(parents=True, exist_ok=True)
-        # an earlier upload of the same name stays (a job exported from it still reads it)
-        stem, suffix = Path(name).stem, Path(name).suffix
-        target, n = folder / name, 1
-        while target.exists():
-            n += 1
-            target = folder / f"{stem}-{n}{suffix}"
-        with atomic_path(target) as tmp, open(tmp, "wb") as out:  # never a half-written file
-            shutil.copyfileobj(chunks, out, length=1 << 20)
-        return target
+        """Store an uploaded file under ``out_dir/input`` (under a name no earlier upload has)
+        and return its path."""
+        return save_upload(self.out_dir / "input", filename, chunks)
 
     # ------------------------------------------------------------------ roles
     def roles_of(self, column: str) -> tuple[str, bool]:
         """The primary role of a column and whether it is household-level."""
-        r = self.roles
-        if column in r.get("keys", []):
-            role = "key"
-        elif column in r.get("numeric", []):
-            role = "numeric"
-        elif column == r.get("weight"):
-            role = "weight"
-        elif column == r.get("strata"):
-            role = "strata"
-        elif column == r.get("household"):
-            role = "household"
-        elif column in r.get("sensitive", []):
-            role = "sensitive"
-        elif column in r.get("identifiers", []):
-            role = "identifier"
-        elif column in r.get("linked", {}):
-            role = "linked"
-        else:
-            role = ""
-        return role, column in r.get("household_level", [])
+        return role_of(self.roles, column)
 
-    @staticmethod
-    def roles_from_form(
-        assignments: dict[str, str], household_level: list[str], linked_to: dict[str, str]
-    ) -> dict[str, Any]:
-        """The ``[roles]`` table from one role per column (in column order)."""
-        roles: dict[str, Any] = {}
-        lists = {"key": "keys", "numeric": "numeric", "sensitive": "sensitive",
-                 "identifier": "identifiers"}  # fmt: skip
-        singles = {"weight": "weight", "strata": "strata", "household": "household"}
-        for column, role in assignments.items():
-            if role in lists:
-                roles.setdefault(lists[role], []).append(column)
-            elif role in singles:
-                if singles[role] in roles:
-                    raise ParameterError(
-                        f"Only one column can be the {PRIMARY_ROLES[role]}; "
-                        f"{roles[singles[role]]!r} and {column!r} are both."
-                    )
-                roles[singles[role]] = column
-            elif role == "linked":
-                key = linked_to.get(column, "")
-                if not key:
-                    raise ParameterError(
-                        f"The column {column!r} is linked to a key: choose the key variable "
-                        "it is linked to."
-                    )
-                roles.setdefault("linked", {})[column] = key
-            elif role:
-                raise ParameterError(f"Unknown role {role!r} for the column {column!r}.")
-        if household_level:
-            roles["household_level"] = list(household_level)
-        return roles
+    roles_from_form = staticmethod(roles_from_form)
 
     def check_roles(self, roles: dict[str, Any], numeric_keys: list[str]) -> dict[str, Any]:
         """Validate a ``[roles]`` table as a job does; return Microdata's keyword arguments."""
@@ -366,7 +181,7 @@ class Workspace:
         progress("Reading the file with the roles", 0, total)
         runner = Runner.from_input(
             self.source.input_spec(numeric_keys), roles, seed=self.seed, title=self.title,
-            reader=self._read_from_memory,
+            reader=None if self.opened is None else self.opened.read,
         )  # fmt: skip
         if drop or self.household_id != "new" or self.order != "shuffled":
             _jobs.build_release_plan(self._output_plan(drop), runner.original)
