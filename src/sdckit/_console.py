@@ -65,7 +65,7 @@ def print_job_result(job: Job, result: JobResult, console: Console) -> None:
             )
     ru = result.ru_map
     if ru is not None:
-        console.print(f"R-U map: {ru.points.height - 1} candidates; best: {ru.best}")
+        console.print(f"R-U map: {ru.n_candidates} candidates; best: {ru.best}")
     for p in result.written:
         console.print(f"Wrote {p}")
 

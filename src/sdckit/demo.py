@@ -277,7 +277,7 @@ def run_demo_protection(console: Console, *, out_dir: str | Path = "out") -> dic
         "protected_min_fk": float(risk.frequencies.fk.min()) if risk.frequencies else 0.0,
         "protected_global_risk_pct": risk.global_risk_pct,
         "target_met": bool(outcome.target_met),
-        "ru_candidates": float(_candidates(outcome.ru_map)) if outcome.ru_map else 0.0,
+        "ru_candidates": float(outcome.ru_map.n_candidates) if outcome.ru_map else 0.0,
         "ru_best": outcome.ru_map.best if outcome.ru_map else None,
         "protected_file": job.output_data,
         "report_internal": internal,
@@ -301,9 +301,3 @@ def main(argv: list[str] | None = None) -> None:
 if __name__ == "__main__":
     main()
 
-
-def _candidates(ru_map: Any) -> int:
-    """The candidate points of an R-U map (not the original file and the current state)."""
-    from sdckit.utility.rumap import REFERENCE
-
-    return int((~ru_map.points["candidate"].is_in(REFERENCE)).sum())

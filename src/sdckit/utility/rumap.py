@@ -176,6 +176,11 @@ class RUMapResult:
         return self.points
 
     @property
+    def n_candidates(self) -> int:
+        """The candidate points (not the reference points of :data:`REFERENCE`)."""
+        return int((~self.points.get_column("candidate").is_in(REFERENCE)).sum())
+
+    @property
     def best(self) -> str | None:
         """The admissible candidate with the least loss (None if none is admissible)."""
         ok = self.points.filter(pl.col("admissible") & ~pl.col("candidate").is_in(REFERENCE))
@@ -187,7 +192,7 @@ class RUMapResult:
         """The candidates on the Pareto front and the recommended one."""
         front = self.points.filter(pl.col("pareto") & ~pl.col("candidate").is_in(REFERENCE))
         rows: list[tuple[str, Any]] = [
-            ("candidates", self.points.filter(~pl.col("candidate").is_in(REFERENCE)).height),
+            ("candidates", self.n_candidates),
             ("on the Pareto front", front.height),
             ("risk of the original file", float(self.points["risk"][0])),
         ]
