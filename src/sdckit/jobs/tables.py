@@ -516,18 +516,28 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
 def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
     """The rules, the secondary suppression and the audit of one job (nothing written)."""
     from sdckit.tables import apply_rules
+
+    report = progress or (lambda stage, done, total: None)
+    report("Table protection", 0, 3)
+    marked = apply_rules(job.table, list(job.rules))
+    return protect_marked(marked, job.suppression, job.audit_params, progress)
+
+
+def protect_marked(
+    marked: Any, method: Any, audit_params: dict[str, Any] | None, progress: Any = None
+) -> tuple[Any, Any]:
+    """The secondary suppression of a marked table and the job's audit (check mode without
+    ``[audit]`` parameters), with the stages of a table job: what ``sdckit table`` and the
+    stepwise runner (:class:`~sdckit.jobs.table_runner.TableRunner`) run."""
     from sdckit.tables.suppression._rank import check_rank_levels
 
     report = progress or (lambda stage, done, total: None)
-    stages: Sequence[str] = ("Sensitivity rules", "Secondary suppression", "Audit")
-    report("Table protection", 0, len(stages))
-    marked = apply_rules(job.table, list(job.rules))
-    params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
+    params = audit_params if audit_params is not None else {"intervals": "check"}
     if params.get("intervals") == "rank":
         check_rank_levels(marked, where='[audit] intervals = "rank"')  # before the long part
-    report("Table protection", 1, len(stages))
-    result, checked = protect_table(marked, job.suppression, params, progress=progress)
-    report("Table protection", 3, len(stages))
+    report("Table protection", 1, 3)
+    result, checked = protect_table(marked, method, params, progress=progress)
+    report("Table protection", 3, 3)
     return result, checked
 
 
