@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from sdckit.errors import ParameterError
@@ -26,6 +26,7 @@ def records(seed: int, n: int) -> pl.DataFrame:
             "region": rng.choice(["01", "02", "03"], n),
             "sector": rng.choice(["A", "B", "C", "D"], n),
             "turnover": np.round(rng.lognormal(6, 1, n), 2),
+            "w": np.round(rng.uniform(1, 30, n), 1),
         }
     )
 
@@ -134,6 +135,8 @@ METHODS = st.sampled_from(
     rules=st.lists(RULES, min_size=1, max_size=2, unique_by=lambda r: str(r)),
     method=METHODS,
     audit=st.sampled_from([None, {}, {"intervals": "check"}]),
+    hierarchy=st.booleans(),
+    weight=st.booleans(),
 )
 def test_a_table_job_built_step_by_step_round_trips_through_its_toml(
     data_seed: int,
@@ -141,12 +144,17 @@ def test_a_table_job_built_step_by_step_round_trips_through_its_toml(
     rules: list[dict],
     method: tuple[str, dict],
     audit: dict | None,
+    hierarchy: bool,
+    weight: bool,
 ) -> None:
     """A table from a CSV file of records -> rules -> suppression -> to_toml -> load_table_job
     -> run_table_job: the same published table, byte for byte, and the same decision."""
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        built = runner_on(tmp, data_seed, n)
+        spec: dict = {"weight": "w"} if weight else {}
+        if hierarchy:  # region 01 and 02 in a group of their own under the total
+            spec["hierarchies"] = {"region": {"Total": ["N", "03"], "N": ["01", "02"]}}
+        built = runner_on(tmp, data_seed, n, **spec)
         built.set_rules(rules)
         built.set_suppression(*method)
         built.set_audit(audit)
@@ -159,6 +167,7 @@ def test_a_table_job_built_step_by_step_round_trips_through_its_toml(
         )
         job = load_table_job(job_path)
         result = run_table_job(job)
+        event("published" if refusal is None else "withheld")
         assert (refusal is None) == result.protected
         assert [p.name for p in written] == [p.name for p in result.written]
         assert a.table_full.read_bytes() == (tmp / "b" / "full.csv").read_bytes()
