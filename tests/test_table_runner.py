@@ -60,6 +60,10 @@ def test_rules_mark_the_primaries_and_a_new_rule_set_forgets_the_suppression(
         run.set_rules([{"rule": "min_frequency", "treshold": 2}])
     with pytest.raises(ParameterError, match="rounding method"):
         run.set_suppression("controlled_rounding")
+    with pytest.raises(ParameterError, match=r"\[audit\].*'intervals'"):
+        run.set_audit({"intervals": "everything"})
+    with pytest.raises(ParameterError, match=r'intervals = "rank".*remove integer'):
+        run.set_audit({"intervals": "rank", "integer": True})
     run.set_rules([])
     with pytest.raises(ParameterError, match="Add a sensitivity rule first"):
         run.protect()

@@ -239,8 +239,12 @@ class TableRunner:
         self._changed()
 
     def set_audit(self, params: Mapping[str, Any] | None) -> None:
-        """The ``[audit]`` parameters (None: none, the job audits in check mode)."""
-        self.audit_params = None if params is None else dict(params)
+        """The ``[audit]`` parameters, checked as a job's (None: none, the job audits in
+        check mode).  An audit run with other parameters is forgotten."""
+        from sdckit.jobs.tables import check_audit
+
+        self.audit_params = None if params is None else check_audit(dict(params))
+        self.audit = None
         self._changed()
 
     # ------------------------------------------------------------------ the work

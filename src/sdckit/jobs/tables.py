@@ -393,6 +393,26 @@ def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, P
     return paths
 
 
+def check_audit(params: dict[str, Any]) -> dict[str, Any]:
+    """The ``[audit]`` parameters checked as a job's (a copy)."""
+    audit_params = dict(params)
+    validate_parameters(
+        "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
+    )
+    if audit_params.get("intervals") == "rank":
+        others = sorted(
+            k for k, v in audit_params.items() if k not in ("intervals", "tolerance")
+            and v != _AUDIT_DEFAULTS[k]
+        )  # fmt: skip
+        if others:
+            raise ParameterError(
+                '[audit] intervals = "rank" decides exact disclosure of the primaries '
+                f"only; remove {', '.join(others)} (or audit by LP: intervals = "
+                '"check").'
+            )
+    return audit_params
+
+
 def load_table_job(path: str | Path) -> TableJob:
     """Read and validate a table job file; raise an :class:`SdcError` for anything wrong."""
     job_path, spec = read_toml(path)
@@ -428,21 +448,7 @@ def load_table_job(path: str | Path) -> TableJob:
     suppression = instantiate(cls, supp, "[suppression]")
     audit_params = None
     if "audit" in spec:
-        audit_params = dict(table_of(spec["audit"], "audit"))
-        validate_parameters(
-            "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
-        )
-        if audit_params.get("intervals") == "rank":
-            others = sorted(
-                k for k, v in audit_params.items() if k not in ("intervals", "tolerance")
-                and v != _AUDIT_DEFAULTS[k]
-            )  # fmt: skip
-            if others:
-                raise ParameterError(
-                    '[audit] intervals = "rank" decides exact disclosure of the primaries '
-                    f"only; remove {', '.join(others)} (or audit by LP: intervals = "
-                    '"check").'
-                )
+        audit_params = check_audit(table_of(spec["audit"], "audit"))
     title = spec.get("title", "Table protection")
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
