@@ -153,7 +153,6 @@ class TableRunner:
         self.result: Any = None
         self.audit: Any = None
         self.version = 0
-        self._rule_objects: tuple[Any, ...] = ()
         self._job_path: Path | None = None
 
     # ------------------------------------------------------------------ building
@@ -214,7 +213,6 @@ class TableRunner:
     ) -> None:
         from sdckit.tables import apply_rules
 
-        self._rule_objects = tuple(built)
         self.rules = tables if tables is not None else []
         self.marked = apply_rules(self.table, list(built)) if built else None
         self.result = self.audit = None
