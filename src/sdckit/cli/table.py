@@ -76,27 +76,14 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     console.print(summary)
     for p in written:
         console.print(f"Wrote {p}")
-    withheld = " and ".join(str(p) for p in outcome.withheld) or "no published output"
+    from sdckit.jobs.table_runner import table_refusal
+
     where = f"{job.title}: " if job.path.suffix.lower() == ".arb" else ""
-    if not checked.ok:
-        found = "exactly computable" if checked.intervals == "rank" else "under-protected"
-        typer.echo(
-            f"Error: {where}the audit found {len(checked.under_protected)} {found} "
-            f"primary cell(s); not written: {withheld}. Do not publish this pattern.",
-            err=True,
-        )
-    elif not outcome.joint_ok:
-        found = (
-            f"{result.details['atom_audit_under_protected']} under-protected"
-            if "atom_audit_under_protected" in result.details
-            else f"{result.details.get('atom_audit_computable')} exactly computable"
-        )
-        typer.echo(
-            f"Error: {where}the joint audit over the records' code combinations found "
-            f"{found} primary cell(s) of the linked tables; not written: {withheld}. Try "
-            'linked = "joint_elimination".',
-            err=True,
-        )
+    refusal = table_refusal(
+        checked, outcome.withheld, joint_ok=outcome.joint_ok, details=result.details, where=where
+    )
+    if refusal is not None:
+        typer.echo(f"Error: {refusal}", err=True)
     return bool(checked.ok) and bool(outcome.joint_ok)
 
 

@@ -5,7 +5,9 @@ parameters, a risk target, an R-U map and the outputs.  :func:`load_job` validat
 against the methods' declared constraints before any work; :class:`Runner` holds the state of
 a protection and changes it one step at a time (built from a job or from objects; undo, redo,
 the release, the R-U map, the outputs and the job file of the state); :func:`run_job` is a loop
-over it with a progress callback and returns a :class:`JobResult`.  The command line
+over it with a progress callback and returns a :class:`JobResult`.  :class:`TableRunner` does
+the same for a table job (the table, the rules, the suppression and its audit, the outputs and
+the job file), and :func:`run_table_job` runs a table job through it.  The command line
 (``sdckit protect``, ``sdckit table``), the demo and a browser interface all drive these.
 
 Examples
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from sdckit.jobs.load import CandidateSpec, Job, RUMapSpec, StepSpec, load_job
     from sdckit.jobs.run import JobResult, Progress, run_job
     from sdckit.jobs.runner import Outputs, Runner
+    from sdckit.jobs.table_runner import TableOutputs, TableRunner
     from sdckit.jobs.tables import (
         TableJob,
         TableJobResult,
@@ -47,6 +50,8 @@ _WHERE = {
     "run_job": "run",
     "Outputs": "runner",
     "Runner": "runner",
+    "TableOutputs": "table_runner",
+    "TableRunner": "table_runner",
     "TableJob": "tables",
     "TableJobResult": "tables",
     "load_table_job": "tables",
@@ -80,6 +85,8 @@ __all__ = [
     "StepSpec",
     "TableJob",
     "TableJobResult",
+    "TableOutputs",
+    "TableRunner",
     "load_job",
     "load_table_job",
     "run_job",

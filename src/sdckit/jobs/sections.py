@@ -6,7 +6,8 @@ input (which columns of a CSV file are read as text), checks its roles, builds a
 (parameters, columns, seeds), its release plan or its R-U map: these functions are the ones
 :func:`~sdckit.jobs.load_job` uses, one section of a job file (as a dict of the TOML table) at
 a time, to check a form's values.  The protection itself (the steps, the release, the R-U map,
-the outputs, the job file) is a :class:`sdckit.jobs.Runner`.
+the outputs, the job file) is a :class:`sdckit.jobs.Runner`, and a table job's (the table, the
+rules, the suppression, the outputs, the job file) a :class:`sdckit.jobs.TableRunner`.
 """
 
 from __future__ import annotations
@@ -29,11 +30,8 @@ __all__ = [
     "build_release_plan",
     "build_roles",
     "build_ru_map",
-    "build_rules",
-    "build_table",
     "parse_target",
     "read_input",
-    "table_method",
     "text_columns",
 ]
 
@@ -78,21 +76,6 @@ def build_release_plan(output_spec: dict[str, Any], md: Any) -> Any:
 def build_ru_map(spec: dict[str, Any], columns: Sequence[str], seed: int | None) -> Any:
     """The ``[ru_map]`` table as a job reads it (candidates, labels, seeds)."""
     return _load._ru_map(dict(spec), list(columns), seed, False)
-
-
-def build_table(input_spec: dict[str, Any], table_spec: dict[str, Any]) -> Any:
-    """The table a table job with this ``[input]`` and ``[table]`` builds."""
-    return _tables._build_table(Path("."), dict(input_spec), dict(table_spec))
-
-
-def build_rules(specs: list[dict[str, Any]]) -> tuple[Any, ...]:
-    """The ``[[rules]]`` of a table job, built and checked."""
-    return _tables._rules([dict(s) for s in specs])
-
-
-def table_method(name: str, params: dict[str, Any]) -> Any:
-    """The ``[suppression]`` method of a table job, built and checked."""
-    return build_method(name, params, "[suppression]", None, "table")  # type: ignore[arg-type]
 
 
 def merged(spec: dict[str, Any]) -> dict[str, Any]:

@@ -393,6 +393,26 @@ def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, P
     return paths
 
 
+def check_audit(params: dict[str, Any]) -> dict[str, Any]:
+    """The ``[audit]`` parameters checked as a job's (a copy)."""
+    audit_params = dict(params)
+    validate_parameters(
+        "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
+    )
+    if audit_params.get("intervals") == "rank":
+        others = sorted(
+            k for k, v in audit_params.items() if k not in ("intervals", "tolerance")
+            and v != _AUDIT_DEFAULTS[k]
+        )  # fmt: skip
+        if others:
+            raise ParameterError(
+                '[audit] intervals = "rank" decides exact disclosure of the primaries '
+                f"only; remove {', '.join(others)} (or audit by LP: intervals = "
+                '"check").'
+            )
+    return audit_params
+
+
 def load_table_job(path: str | Path) -> TableJob:
     """Read and validate a table job file; raise an :class:`SdcError` for anything wrong."""
     job_path, spec = read_toml(path)
@@ -428,21 +448,7 @@ def load_table_job(path: str | Path) -> TableJob:
     suppression = instantiate(cls, supp, "[suppression]")
     audit_params = None
     if "audit" in spec:
-        audit_params = dict(table_of(spec["audit"], "audit"))
-        validate_parameters(
-            "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
-        )
-        if audit_params.get("intervals") == "rank":
-            others = sorted(
-                k for k, v in audit_params.items() if k not in ("intervals", "tolerance")
-                and v != _AUDIT_DEFAULTS[k]
-            )  # fmt: skip
-            if others:
-                raise ParameterError(
-                    '[audit] intervals = "rank" decides exact disclosure of the primaries '
-                    f"only; remove {', '.join(others)} (or audit by LP: intervals = "
-                    '"check").'
-                )
+        audit_params = check_audit(table_of(spec["audit"], "audit"))
     title = spec.get("title", "Table protection")
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
@@ -516,18 +522,28 @@ def run_table_job(job: TableJob, *, progress: Any = None, write: bool = True) ->
 def _protect_one(job: TableJob, progress: Any) -> tuple[Any, Any]:
     """The rules, the secondary suppression and the audit of one job (nothing written)."""
     from sdckit.tables import apply_rules
+
+    report = progress or (lambda stage, done, total: None)
+    report("Table protection", 0, 3)
+    marked = apply_rules(job.table, list(job.rules))
+    return protect_marked(marked, job.suppression, job.audit_params, progress)
+
+
+def protect_marked(
+    marked: Any, method: Any, audit_params: dict[str, Any] | None, progress: Any = None
+) -> tuple[Any, Any]:
+    """The secondary suppression of a marked table and the job's audit (check mode without
+    ``[audit]`` parameters), with the stages of a table job: what ``sdckit table`` and the
+    stepwise runner (:class:`~sdckit.jobs.table_runner.TableRunner`) run."""
     from sdckit.tables.suppression._rank import check_rank_levels
 
     report = progress or (lambda stage, done, total: None)
-    stages: Sequence[str] = ("Sensitivity rules", "Secondary suppression", "Audit")
-    report("Table protection", 0, len(stages))
-    marked = apply_rules(job.table, list(job.rules))
-    params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
+    params = audit_params if audit_params is not None else {"intervals": "check"}
     if params.get("intervals") == "rank":
         check_rank_levels(marked, where='[audit] intervals = "rank"')  # before the long part
-    report("Table protection", 1, len(stages))
-    result, checked = protect_table(marked, job.suppression, params, progress=progress)
-    report("Table protection", 3, len(stages))
+    report("Table protection", 1, 3)
+    result, checked = protect_table(marked, method, params, progress=progress)
+    report("Table protection", 3, 3)
     return result, checked
 
 

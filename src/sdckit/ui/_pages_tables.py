@@ -205,11 +205,7 @@ async def protect(request: Request) -> Response:
     fields = fields_for(cls)
     try:
         params = parse_fields(fields, form)
-        import sdckit.jobs.sections as _jobs
-
-        _jobs.table_method(name, params)
-        if ws.tables.marked is None:
-            raise ParameterError("Add a sensitivity rule first: it marks the primary cells.")
+        ws.tables.check_method(name, params)
     except FormError as exc:
         for f in fields:
             if f.name == exc.field:

@@ -1,15 +1,15 @@
 """The tables workflow of the UI: build a table, mark the primaries, suppress, audit, export.
 
-:class:`TableState` keeps the ``[input]``, ``[table]``, ``[[rules]]``, ``[suppression]`` and
-``[audit]`` tables of a table job (``docs/job-files.md``), and builds everything through the
-jobs layer (:mod:`sdckit.jobs.sections`), so the exported job gives the same table with
-``sdckit table``.  The secondary suppression and the audit run in a child process, so that
-*Cancel* stops them at once (:func:`sdckit.ui._tasks.run_in_process`).
+:class:`TableState` keeps a :class:`sdckit.jobs.TableRunner`, the table job's stepwise
+runner, and calls it one request at a time: it builds the table, checks and applies the rules,
+writes the outputs and the table job (``docs/job-files.md``), and words a withheld published
+table, so the exported job gives the same table with ``sdckit table``.  The secondary
+suppression and the audit run in a child process, so that *Cancel* stops them at once
+(:func:`sdckit.ui._tasks.run_in_process`); the runner takes their result back.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import threading
 from dataclasses import dataclass, field
@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-import sdckit.jobs.sections as _jobs
 from sdckit.errors import ParameterError
-from sdckit.jobs.toml_writer import dumps, same_document
+from sdckit.jobs import TableOutputs, TableRunner
 from sdckit.ui._tasks import run_in_process
 
 __all__ = ["TableState", "parse_hierarchy"]
@@ -77,15 +76,8 @@ class TableState:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.input_spec: dict[str, Any] | None = None
-        self.spec: dict[str, Any] = {}
-        self.table: Any = None
-        self.rules: list[dict[str, Any]] = []
-        self.marked: Any = None
-        self.suppression: dict[str, Any] = {"method": "hypercube"}
-        self.audit_params: dict[str, Any] | None = {}
-        self.result: Any = None
-        self.audit: Any = None
+        self.runner: TableRunner | None = None
+        self._rules: list[dict[str, Any]] = []  # rules given before a table is built
         self.export = TableExport()
         self.version = 0
 
@@ -93,35 +85,85 @@ class TableState:
         """A new version of the table state."""
         self.version += 1
 
+    # ------------------------------------------------------------------ the runner's state
+    @property
+    def input_spec(self) -> dict[str, Any] | None:
+        """The ``[input]`` table of the table built (None: none built)."""
+        return None if self.runner is None else self.runner.input
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The ``[table]`` table of the table built (empty: none built)."""
+        return {} if self.runner is None else dict(self.runner.table_spec or {})
+
+    @property
+    def table(self) -> Any:
+        """The table as built."""
+        return None if self.runner is None else self.runner.table
+
+    @property
+    def rules(self) -> list[dict[str, Any]]:
+        """The ``[[rules]]`` tables."""
+        return list(self._rules) if self.runner is None else list(self.runner.rules)
+
+    @property
+    def marked(self) -> Any:
+        """The table with its primaries marked (None: no rule yet)."""
+        return None if self.runner is None else self.runner.marked
+
+    @property
+    def suppression(self) -> dict[str, Any]:
+        """The ``[suppression]`` table."""
+        return {"method": "hypercube"} if self.runner is None else self.runner.suppression
+
+    @property
+    def audit_params(self) -> dict[str, Any] | None:
+        """The ``[audit]`` table (None: none, the job audits in check mode)."""
+        return None if self.runner is None else self.runner.audit_params
+
+    @property
+    def result(self) -> Any:
+        """The secondary suppression (None: not run)."""
+        return None if self.runner is None else self.runner.result
+
+    @property
+    def audit(self) -> Any:
+        """The audit of the pattern run with it (None: none)."""
+        return None if self.runner is None else self.runner.audit
+
     # ------------------------------------------------------------------ building
     def build(self, input_spec: dict[str, Any], spec: dict[str, Any]) -> None:
-        """Build the table as a table job does (raises SdcError in the job's words)."""
-        table = _jobs.build_table(input_spec, spec)
+        """Build the table as a table job does (raises SdcError in the job's words); the
+        rules already given mark the new table's primaries."""
+        runner = TableRunner.from_input(input_spec, spec)
         with self.lock:
-            self.input_spec, self.spec, self.table = dict(input_spec), dict(spec), table
-            self.marked = self.result = self.audit = None
+            if self.rules:
+                runner.set_rules(self.rules)
+            old = self.runner
+            if old is not None:  # the method and audit chosen stay chosen
+                supp = dict(old.suppression)
+                runner.set_suppression(supp.pop("method", "hypercube"), supp)
+                runner.set_audit(old.audit_params)
+            self.runner = runner
             self.export = TableExport()
-            self._mark()
             self.touch()
 
     def set_rules(self, rules: list[dict[str, Any]]) -> None:
         """Replace the rules (checked as a job's ``[[rules]]``) and mark the primaries."""
-        if rules:
-            _jobs.build_rules(rules)
         with self.lock:
-            self.rules = [dict(r) for r in rules]
-            self.result = self.audit = None
-            self._mark()
+            if self.runner is None:
+                if rules:
+                    TableRunner.check_rules(rules)
+                self._rules = [dict(r) for r in rules]
+            else:
+                self.runner.set_rules(rules)
             self.touch()
 
-    def _mark(self) -> None:
-        from sdckit.tables import apply_rules
-
-        if self.table is None:
-            self.marked = None
-            return
-        self.marked = apply_rules(self.table, list(_jobs.build_rules(self.rules))) if self.rules \
-            else None  # fmt: skip
+    def check_method(self, name: str, params: dict[str, Any]) -> None:
+        """Check a secondary suppression method and its parameters as a job's."""
+        TableRunner.prepare_suppression(name, params)
+        if self.marked is None:
+            raise ParameterError("Add a sensitivity rule first: it marks the primary cells.")
 
     @property
     def shown(self) -> Any:
@@ -133,25 +175,21 @@ class TableState:
     def protect(self, name: str, params: dict[str, Any], audit: bool, progress: Any,
                 cancel: Any) -> None:  # fmt: skip
         """Secondary suppression and audit (a task, in a child process)."""
-        if self.marked is None:
-            raise ParameterError("Add a sensitivity rule first: it marks the primary cells.")
-        method = _jobs.table_method(name, params)
-        if getattr(type(method), "kind", "suppression") != "suppression":
-            raise ParameterError(
-                f"{name!r} is a rounding method; choose a secondary suppression method."
-            )
-        audit_params = dict(self.audit_params or {}) if audit else None
-        version = self.version
-        result, checked = run_in_process(
-            "sdckit.jobs.tables:protect_table", (self.marked, method, audit_params), progress,
-            cancel,
-        )  # fmt: skip
         with self.lock:
-            if self.version != version:
+            runner = self.runner
+            if runner is None or runner.marked is None:
+                raise ParameterError("Add a sensitivity rule first: it marks the primary cells.")
+            arguments = runner.protect_arguments(name, params, audit={} if audit else False)
+            version = self.version
+        result, checked = run_in_process(
+            "sdckit.jobs.tables:protect_table", arguments, progress, cancel
+        )
+        with self.lock:
+            if self.version != version or self.runner is not runner:
                 return
-            self.suppression = {"method": name, **params}
-            self.audit_params = audit_params
-            self.result, self.audit = result, checked
+            runner.set_suppression(name, params)
+            runner.set_audit({} if audit else None)
+            runner.set_result(result, checked)
             self.touch()
 
     # ------------------------------------------------------------------ views
@@ -201,30 +239,12 @@ class TableState:
         }
 
     # ------------------------------------------------------------------ export
-    def job_document(self, names: dict[str, str], title: str) -> dict[str, Any]:
-        """The table job that gives this table (``sdckit table``)."""
-        if self.input_spec is None or self.table is None:
-            raise ParameterError("Build a table first.")
-        if not self.rules:
-            raise ParameterError("A table job needs at least one sensitivity rule.")
-        document: dict[str, Any] = {
-            "title": title,
-            "input": self.input_spec,
-            "table": self.spec,
-            "rules": self.rules,
-            "suppression": self.suppression,
-            "output": {"table": names["published"], "table_full": names["internal"]},
-        }
-        if self.audit_params is not None:
-            document["audit"] = self.audit_params
-        return document
-
     def export_all(self, out_dir: Path, stem: str, title: str, progress: Any) -> TableExport:
         """Write the table job, the internal table and (if protected) the published table."""
-        from sdckit.errors import VerificationError
         from sdckit.io import atomic_path
 
-        if self.result is None:
+        runner = self.runner
+        if runner is None or runner.result is None:
             raise ParameterError("Run the secondary suppression first.")
         out_dir.mkdir(parents=True, exist_ok=True)
         names = {
@@ -232,44 +252,23 @@ class TableState:
             "published": f"{stem}_table_published.csv",
             "internal": f"{stem}_table_internal.csv",
         }
-        document = self.job_document(names, title)
+        runner.title = title
         header = (
             "# sdckit table job written by the browser interface (sdckit ui).\n"
             "# Run it again with: sdckit table <this file>   (docs/job-files.md)\n"
         )
-        text = dumps(document, header=header)
-        if not same_document(document, text):  # pragma: no cover - the writer's own check
-            raise ParameterError("The table job could not be written faithfully.")
+        text = runner.to_toml({"table": names["published"], "table_full": names["internal"]},
+                              header=header)  # fmt: skip
         progress("Writing the table job", 0, 3)
         job = out_dir / names["job"]
         with atomic_path(job) as tmp:
             tmp.write_text(text, encoding="utf-8")
-        files = {"job": job}
         progress("Writing the tables", 1, 3)
-        from sdckit.jobs.tables import job_audit, write_table_outputs
-
-        # the table job always audits its pattern (check mode by default): so does the export
-        checked = self.audit if self.audit is not None else job_audit(self.result.table, None)
-        files = {"job": job}
-        refusal = None
-        published = out_dir / names["published"]
-        try:
-            _, written, withheld = write_table_outputs(
-                self.result, checked, table=published, table_full=out_dir / names["internal"]
-            )
-        except VerificationError as exc:
-            written, withheld, refusal = [out_dir / names["internal"]], [], str(exc)
-        files["internal"] = out_dir / names["internal"]
+        published, internal = out_dir / names["published"], out_dir / names["internal"]
+        written, refusal = runner.write(TableOutputs(table=published, table_full=internal))
+        files = {"job": job, "internal": internal}
         if published in written:
             files["published"] = published
-        elif withheld:
-            refusal = (
-                f"the audit finds {len(checked.under_protected)} under-protected cell(s); "
-                "the published table is not written (choose another method or rules)."
-            )
-        if refusal is not None:  # never leave an earlier published table behind
-            with contextlib.suppress(FileNotFoundError):
-                published.unlink()
         progress("Done", 3, 3)
         record = TableExport(files=files, refusal=refusal, job_text=text)
         with self.lock:
