@@ -102,3 +102,43 @@ def test_a_parquet_key_of_digit_codes_gets_no_csv_advice(tmp_path: Path) -> None
     with pytest.raises(SdcError) as info:
         run_job(load_job(path), write=False)
     assert "numeric_keys" not in str(info.value)
+
+
+CANDIDATE_JOB = """
+[input]
+file = "survey.csv"
+{extra}
+[roles]
+keys = ["region", "sex", "age"]
+weight = "weight"
+
+[[steps]]
+method = "local_suppression"
+k = 2
+
+[ru_map]
+risk = "global_risk"
+loss = "share_changed"
+
+[[ru_map.candidates]]
+method = "interval_recoding"
+columns = ["age"]
+breaks = [0, 15, 30, 45, 65, 120]
+
+[output]
+data = "out.csv"
+"""
+
+
+def test_an_r_u_map_candidate_names_numeric_keys_too(survey: Path) -> None:
+    """A candidate of the R-U map bands a key read as text: the same fix, named at once."""
+    path = survey / "job.toml"
+    path.write_text(CANDIDATE_JOB.format(extra=""))
+    with pytest.raises(ParameterError) as info:
+        load_job(path)
+    message = str(info.value)
+    assert message.startswith("[ru_map] candidate") and "'age'" in message
+    assert '[input] numeric_keys = ["age"]' in message
+    path.write_text(CANDIDATE_JOB.format(extra='numeric_keys = ["age"]'))
+    result = run_job(load_job(path), write=False)
+    assert result.ru_map is not None and result.ru_map.n_candidates == 1

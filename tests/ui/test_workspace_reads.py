@@ -48,3 +48,23 @@ def test_the_roles_read_from_memory_equal_a_job_read(
     assert frame["region"].to_list() == ["007", "012", "007", "120"]
     assert frame.schema["age"] == (pl.Int64 if numeric_keys else pl.String)
     assert frame["age"].to_list()[:2] == ([31, 45] if numeric_keys else ["31", "45"])
+
+
+def test_a_candidate_banding_a_key_read_as_text_names_the_box(tmp_path: Path) -> None:
+    from sdckit.errors import ParameterError
+
+    path = tmp_path / "ages.csv"
+    rows = [f"{r},{a},{s}" for r in ("007", "012") for a in range(20, 70, 3) for s in (1, 2)]
+    path.write_text("region,age,sex\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    ws = Workspace(tmp_path / "out", seed=1)
+    ws.open(Source("file", "ages.csv", path), _no_progress)
+    roles = {"keys": ["region", "age", "sex"]}
+    ws.set_roles(roles, [], [], _no_progress)
+    band = {"columns": ["age"], "breaks": [0, 30, 50, 120]}
+    with pytest.raises(ParameterError, match="read as a number") as info:
+        ws.add_candidate("interval_recoding", band, "", {})
+    assert "'age'" in str(info.value) and ws.ru_candidates == []
+    ws.set_roles(roles, [], ["age"], _no_progress)  # the box ticked
+    ws.add_candidate("interval_recoding", band, "", {})
+    ws.build_ru(_no_progress)
+    assert ws.ru_result is not None and ws.ru_result.n_candidates == 1

@@ -322,12 +322,12 @@ def _steps(
 
 
 def _check_numbers_read_as_text(
-    steps: Sequence[StepSpec], frame: pl.DataFrame, input_spec: dict[str, Any]
+    methods: Sequence[tuple[str, ProtectionMethod]], frame: pl.DataFrame, input_spec: dict[str, Any]
 ) -> None:
-    """A step that works on a column as numbers (a parameter of the numeric role, such as
-    interval recoding's ``columns``) naming a key the CSV file holds as numbers but the job
-    reads as text (the rule of ``[input]``): say the fix now, not "not numeric" after the
-    steps before it have run."""
+    """A step or an R-U map candidate (``(where, method)``) that works on a column as numbers
+    (a parameter of the numeric role, such as interval recoding's ``columns``) naming a key the
+    CSV file holds as numbers but the job reads as text (the rule of ``[input]``): say the fix
+    now, not "not numeric" after the steps before it have run."""
     from sdckit.io import detect_format
 
     if (
@@ -335,13 +335,14 @@ def _check_numbers_read_as_text(
         or detect_format(str(input_spec["file"]), input_spec.get("format")) != "csv"
     ):
         return  # only a CSV file's keys are read as text
-    for step in steps:
-        for name, param in type(step.method).parameters.items():
+    for where, method in methods:
+        params = method.get_params()
+        for name, param in type(method).parameters.items():
             forms = param.schema()["forms"]
             if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
                        for f in forms):  # fmt: skip
                 continue
-            value = step.params.get(name)
+            value = params.get(name)
             for col in [value] if isinstance(value, str) else list(value or []):
                 if not isinstance(col, str) or col not in frame.columns:
                     continue
@@ -351,7 +352,7 @@ def _check_numbers_read_as_text(
                     == s.null_count()
                 ):
                     raise ParameterError(
-                        f"{step.where}: the key {col!r} is read from "
+                        f"{where}: the key {col!r} is read from "
                         "the file as text (key columns are, to keep codes such as 007); to work "
                         f'on it as numbers, add [input] numeric_keys = ["{col}"] to the job file.'
                     )
@@ -556,7 +557,6 @@ def load_job(
     md, input_name, notes = read_microdata(input_spec, roles_spec, base)
     frame = md.frame
     steps = _steps(spec.get("steps"), frame.columns, seed, override)
-    _check_numbers_read_as_text(steps, frame, input_spec)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
@@ -566,6 +566,13 @@ def load_job(
         _ru_map(table_of(spec["ru_map"], "ru_map"), frame.columns, seed, override)
         if "ru_map" in spec
         else None
+    )
+    candidates = [] if ru is None else ru.candidates
+    _check_numbers_read_as_text(
+        [(s.where, s.method) for s in steps]
+        + [(f"[ru_map] candidate {c.label!r}", c.method) for c in candidates],
+        frame,
+        input_spec,
     )
     title = spec.get("title", out_title) or "Statistical disclosure control report"
     if not isinstance(title, str):

@@ -389,6 +389,14 @@ class Workspace:
         trial = {**self.ru_settings, "candidates": [*self.ru_candidates, item]}
         trial = {k: v for k, v in trial.items() if v is not None}
         _jobs.build_ru_map(trial, session.current.frame.columns, self.seed)
+        for column in self.numbers_needed(name, flat):
+            # a candidate is tried on the current state, where the key is still text: say the
+            # fix now rather than "not numeric" when the map is built
+            raise ParameterError(
+                f"The key {column!r} is read from the file as text; to band it in a candidate, "
+                f"tick “read as a number” for {column!r} on the Roles page first (the steps are "
+                "then applied again)."
+            )
         with self.lock:
             self.ru_candidates.append(item)
             self.ru_result = None
