@@ -240,4 +240,23 @@ def test_an_older_response_never_replaces_a_newer_page(page, ui_server, settle, 
     settle(page)
     expect(page.locator("#history tbody tr")).to_have_count(rows + 1)
     assert len(ws.steps) == 1 and ws.steps[0]["method"] == "local_suppression"
+
+    # undo and redo keep the focus where the person was working: the button pressed, or (it
+    # is disabled now: nothing left to undo or redo) the history it acts on, never the top
+    def focused() -> str:
+        return page.evaluate("() => document.activeElement.id")
+
+    page.click("#undo")
+    expect(page.locator("#history tr.undone")).to_have_count(1)
+    settle(page)
+    assert len(ws.steps) == 0 and focused() == "h-history"
+    page.click("#redo")
+    expect(page.locator("#history tr.undone")).to_have_count(0)
+    settle(page)
+    assert len(ws.steps) == 1 and focused() == "h-history"
+    box = page.evaluate(
+        "() => { const r = document.getElementById('h-history').getBoundingClientRect();"
+        " return [r.top, r.bottom, window.innerHeight]; }"
+    )
+    assert box[1] > 0 and box[0] < box[2]  # the history's heading is in view
     assert page.errors == []
