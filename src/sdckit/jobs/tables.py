@@ -25,6 +25,7 @@ from sdckit._constraints import Boolean, Options, Param, Real, validate_paramete
 from sdckit._validation import check_columns_exist, check_int
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, method_class
+from sdckit.jobs._outputs import check_outputs
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 
 __all__ = [
@@ -368,28 +369,10 @@ def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, P
         raise ParameterError("[output] needs 'table' (published) or 'table_full' (with status).")
     source = None
     if isinstance(input_file, str) and input_file.strip():
-        source = path_of(base, input_file, "input file").resolve()
-    seen: dict[Path, str] = {}
-    for key, p in paths.items():
-        if p is None:
-            continue
-        resolved = p.resolve()
-        if source is not None and resolved == source:
-            raise ParameterError(
-                f"[output] {key!r} is the input file; write the outputs to other files so that "
-                "the input is not overwritten."
-            )
-        if resolved in seen:
-            raise ParameterError(
-                f"[output] {seen[resolved]!r} and {key!r} are the same file; give each output "
-                "its own path."
-            )
-        seen[resolved] = key
-    from sdckit.io import check_output_path
-
-    for key, p in paths.items():  # before any work: a path under a file, a folder not writable
-        if p is not None:
-            check_output_path(p, f"[output] {key!r} file")
+        source = path_of(base, input_file, "input file")
+    # before any work: the same file twice, the input, a path under a file, a folder not
+    # writable (the protection jobs' check)
+    check_outputs(paths, input_path=source)
     return paths
 
 

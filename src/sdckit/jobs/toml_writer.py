@@ -36,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dumps", "key", "roundtrip", "value"]
+from sdckit.errors import ParameterError
+
+__all__ = ["dumps", "faithful_dumps", "key", "roundtrip", "same_document", "value"]
 
 _BARE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -167,3 +169,12 @@ def roundtrip(text: str) -> dict[str, Any]:
 def same_document(document: Mapping[str, Any], text: str) -> bool:
     """Whether ``text`` reads back as ``document`` (None values left out, tuples as lists)."""
     return bool(roundtrip(text) == _drop_none(document))
+
+
+def faithful_dumps(document: Mapping[str, Any], header: str = "", what: str = "job file") -> str:
+    """:func:`dumps`, refusing a text that does not read back as ``document`` (the writer's
+    own check: a job file that runs something else than the state it was written from)."""
+    text = dumps(document, header=header)
+    if not same_document(document, text):  # pragma: no cover - the writer's own check
+        raise ParameterError(f"The {what} could not be written faithfully; please report it.")
+    return text
