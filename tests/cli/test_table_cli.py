@@ -175,7 +175,7 @@ def test_an_output_that_is_the_input_is_refused(tmp_path: Path, census_csv: Path
     )
     job = tmp_path / "job.toml"
     job.write_text(text, encoding="utf-8")
-    assert_one_line_error(*run("table", job), f"'{key}' is the input file")
+    assert_one_line_error(*run("table", job), f"[output] '{key}' file is the input file")
     assert census_csv.read_bytes() == before
     same = job_text(census_csv).replace('"out/full.csv"', '"out/published.csv"')
     job.write_text(same, encoding="utf-8")
