@@ -638,15 +638,20 @@ def _bad_utf8_line(path: Path, head: bytes) -> int:
 # ------------------------------------------------------------------------- SPSS, Stata, SAS
 
 
-def _read_statistical(path: Path, fmt: str) -> tuple[pl.DataFrame, FileMetadata]:
+def _pyreadstat_reader(fmt: str) -> Any:
+    """pyreadstat's reader of a statistical format (imported when used)."""
     import pyreadstat
 
-    reader = {
+    return {
         "spss": pyreadstat.read_sav,
         "stata": pyreadstat.read_dta,
         "sas": pyreadstat.read_sas7bdat,
         "sas_xport": pyreadstat.read_xport,
     }[fmt]
+
+
+def _read_statistical(path: Path, fmt: str) -> tuple[pl.DataFrame, FileMetadata]:
+    reader = _pyreadstat_reader(fmt)
     frame, meta = reader(str(path), output_format="polars")
     if not isinstance(frame, pl.DataFrame):  # pragma: no cover - older pyreadstat
         frame = pl.from_pandas(frame)
@@ -805,14 +810,7 @@ def read_labels(path: str | os.PathLike[str], *, format: str | None = None) -> F
     fmt = detect_format(path, format)
     if fmt in ("csv", "parquet"):
         return FileMetadata(fmt)
-    import pyreadstat
-
-    reader = {
-        "spss": pyreadstat.read_sav,
-        "stata": pyreadstat.read_dta,
-        "sas": pyreadstat.read_sas7bdat,
-        "sas_xport": pyreadstat.read_xport,
-    }[fmt]
+    reader = _pyreadstat_reader(fmt)
     p = Path(path)
     _first_bytes(p)
     try:

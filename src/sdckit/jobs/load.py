@@ -321,6 +321,21 @@ def _steps(
     return tuple(steps)
 
 
+def numeric_columns(cls: type[ProtectionMethod], params: dict[str, Any]) -> list[str]:
+    """The columns a method with these parameters works on as numbers (its parameters of the
+    numeric role, such as interval recoding's ``columns``), in order."""
+    names: list[str] = []
+    for name, param in cls.parameters.items():
+        forms = param.schema()["forms"]
+        if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
+                   for f in forms):  # fmt: skip
+            continue
+        value = params.get(name)
+        names += [value] if isinstance(value, str) else [v for v in value or [] if
+                                                          isinstance(v, str)]  # fmt: skip
+    return list(dict.fromkeys(names))
+
+
 def _check_numbers_read_as_text(
     methods: Sequence[tuple[str, ProtectionMethod]], frame: pl.DataFrame, input_spec: dict[str, Any]
 ) -> None:
@@ -336,16 +351,8 @@ def _check_numbers_read_as_text(
     ):
         return  # only a CSV file's keys are read as text
     for where, method in methods:
-        params = method.get_params()
-        for name, param in type(method).parameters.items():
-            forms = param.schema()["forms"]
-            if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
-                       for f in forms):  # fmt: skip
-                continue
-            value = params.get(name)
-            for col in [value] if isinstance(value, str) else list(value or []):
-                if not isinstance(col, str) or col not in frame.columns:
-                    continue
+        for col in numeric_columns(type(method), method.get_params()):
+            if col in frame.columns:
                 s = frame.get_column(col)
                 if s.dtype == pl.String and (
                     s.str.strip_chars().cast(pl.Float64, strict=False).null_count()

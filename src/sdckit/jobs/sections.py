@@ -30,6 +30,7 @@ __all__ = [
     "build_release_plan",
     "build_roles",
     "build_ru_map",
+    "numeric_columns",
     "parse_target",
     "read_input",
     "text_columns",
@@ -47,6 +48,11 @@ def read_input(input_spec: dict[str, Any], roles_spec: dict[str, Any] | None) ->
 def text_columns(roles_spec: dict[str, Any], numeric_keys: Sequence[str] = ()) -> list[str]:
     """The columns a job with this ``[roles]`` table reads from a CSV file as text."""
     return _load.text_columns(roles_spec, numeric_keys)
+
+
+def numeric_columns(name: str, params: dict[str, Any]) -> list[str]:
+    """The columns a step of method ``name`` with these parameters works on as numbers."""
+    return _load.numeric_columns(method_class(name, "step"), params)
 
 
 def build_roles(roles_spec: dict[str, Any]) -> dict[str, Any]:

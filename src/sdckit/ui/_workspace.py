@@ -238,23 +238,13 @@ class Workspace:
             When an earlier step changed such a column (reading it again as a number would
             change what that step did): the message names the box on the Roles page.
         """
-        from sdckit.protection import get_method
-
         source = self.source
         if self.runner is None or source is None or not source.is_csv:
             return []
-        wanted: list[str] = []
-        for pname, param in get_method(name).parameters.items():
-            forms = param.schema()["forms"]
-            if not any(f.get("role") == "numeric" and f["kind"] in ("column", "columns")
-                       for f in forms):  # fmt: skip
-                continue
-            value = params.get(pname)
-            wanted += [value] if isinstance(value, str) else [v for v in value or [] if
-                                                               isinstance(v, str)]  # fmt: skip
+        wanted = _jobs.numeric_columns(name, params)
         as_text = set(_jobs.text_columns(self.roles, self.numeric_keys))
         numeric_in_file = {c.name for c in self.columns if c.numeric}
-        needed = [c for c in dict.fromkeys(wanted) if c in as_text and c in numeric_in_file]
+        needed = [c for c in wanted if c in as_text and c in numeric_in_file]
         changed = {c for step in self.runner.session.history for c in step.changed}
         for c in needed:
             if c in changed:
