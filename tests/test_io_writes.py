@@ -63,6 +63,18 @@ def test_a_new_file_gets_the_usual_permissions(tmp_path: Path, umask: int) -> No
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask
 
 
+def test_the_temporary_file_is_private_while_written(tmp_path: Path) -> None:
+    """Confidential data is never readable by others on the way (nor in a file a killed
+    writer leaves behind); the target gets the usual permissions at the rename."""
+    with atomic_path(tmp_path / "c.csv") as tmp:
+        assert stat.S_IMODE(tmp.stat().st_mode) == 0o600
+        tmp.write_text("secret")
+        assert stat.S_IMODE(tmp.stat().st_mode) == 0o600
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "c.csv").stat().st_mode) == 0o666 & ~umask
+
+
 def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
     target = tmp_path / "a.csv"
     write_data(SMALL, target)

@@ -187,9 +187,12 @@ def atomic_path(path: str | os.PathLike[str], *, directory: bool = False) -> Ite
     mode = None
     try:
         if not directory:
-            # created by us, so the umask gives it the usual permissions (not mkstemp's 0600)
+            # created with 0666 so that the umask tells the usual permissions of a new file
+            # (given to it at the rename), then private while the data is written: a temporary
+            # file (or one left by a killed writer) is never readable by other users
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
             mode = stat.S_IMODE(tmp.stat().st_mode)
+            os.chmod(tmp, 0o600)
     except OSError as exc:
         raise _failure(target, exc) from None
     try:
