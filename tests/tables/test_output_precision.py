@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdckit.tables import Table
-from sdckit.tables._output import _decimals
+from sdckit.tables._build import decimals_of as _decimals
 
 
 def test_sums_of_cents_are_written_with_two_decimals(tmp_path) -> None:
@@ -70,3 +70,14 @@ def test_integers_and_real_decimals_are_kept() -> None:
     assert _decimals(np.array([1 / 3])) is None
     assert _decimals(np.array([0.125, 2.5])) == 3
     assert _decimals(np.array([np.nan, 1.55, 0.0])) == 2
+
+
+def test_small_contributions_keep_their_decimals() -> None:
+    """The precision is read from every contribution, not only the largest ones a cell keeps:
+    1,000 + 900 + 800 + 0.25 is published as 2700.25 (the largest three are whole numbers)."""
+    frame = pl.DataFrame({"g": ["a"] * 4 + ["b"] * 3, "x": [1000.0, 900.0, 800.0, 0.25,
+                                                             3.0, 4.0, 5.0]})  # fmt: skip
+    table = Table.from_microdata(frame, {"g": None}, "x", n_top=3)
+    assert table.value_decimals == 2
+    written = dict(table.to_published_frame().select("g", "value").iter_rows())
+    assert written == {"Total": 2712.25, "a": 2700.25, "b": 12.0}

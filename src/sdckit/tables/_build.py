@@ -27,7 +27,14 @@ from sdckit.errors import DataError, ParameterError
 from sdckit.microdata import as_microdata
 from sdckit.tables.hierarchy import Hierarchy
 
-__all__ = ["MISSING_LABEL", "FrameCells", "MicrodataCells", "frame_cells", "microdata_cells"]
+__all__ = [
+    "MISSING_LABEL",
+    "FrameCells",
+    "MicrodataCells",
+    "decimals_of",
+    "frame_cells",
+    "microdata_cells",
+]
 
 #: The code of the level that collects missing dimension values (``missing="category"``).
 MISSING_LABEL = "(missing)"
@@ -169,6 +176,7 @@ class MicrodataCells:
     kind: str
     weighted: bool
     records_dropped: int
+    value_decimals: int
 
 
 def _missing_codes(
@@ -232,6 +240,19 @@ def _missing_values(
     return frame.filter(pl.Series(present)), kept, dropped + n
 
 
+def decimals_of(inputs: np.ndarray) -> int | None:
+    """The fewest decimals (0 to 9) that write every input value exactly (None: more)."""
+    x = np.asarray(inputs, dtype=np.float64).ravel()
+    x = x[np.isfinite(x) & (x != 0)]
+    if x.size == 0:
+        return None
+    ulps = 2 * np.spacing(np.abs(x))  # a decimal read into a float is within half an ulp
+    for decimals in range(10):
+        if np.all(np.abs(x - np.round(x, decimals)) <= ulps):
+            return decimals
+    return None
+
+
 def microdata_cells(
     data: Any,
     dimensions: Sequence[str] | Mapping[str, Any],
@@ -264,6 +285,8 @@ def microdata_cells(
         w = w[keep]
     weighted = w is not None
     w = np.ones(frame.height) if w is None else w
+    # the precision of every contribution summed (the published sums are rounded to it)
+    decimals = decimals_of(w * x)
     cell = np.ravel_multi_index(tuple(leaf_pos), shape)
     ids, inverse = np.unique(cell, return_inverse=True)
     count = np.bincount(inverse).astype(np.float64)
@@ -282,6 +305,7 @@ def microdata_cells(
         kind="count" if value is None else "magnitude",
         weighted=weighted,
         records_dropped=dropped,
+        value_decimals=-1 if decimals is None else decimals,
     )
 
 

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ColumnError, DataError, ParameterError, VerificationError
+from sdckit.tables._build import decimals_of
 from sdckit.tables._status import STATUS_NAMES
 
 if TYPE_CHECKING:
@@ -50,28 +51,19 @@ def _check_names(cols: dict[str, Any]) -> None:
         raise ColumnError("A dimension name clashes with a result column; rename it.")
 
 
-def _decimals(inputs: np.ndarray) -> int | None:
-    """The fewest decimals (0 to 9) that write every input value exactly (None: more)."""
-    x = np.asarray(inputs, dtype=np.float64).ravel()
-    x = x[np.isfinite(x) & (x != 0)]
-    if x.size == 0:
-        return None
-    ulps = 2 * np.spacing(np.abs(x))  # a decimal read into a float is within half an ulp
-    for decimals in range(10):
-        if np.all(np.abs(x - np.round(x, decimals)) <= ulps):
-            return decimals
-    return None
-
-
 def _input_precision(table: Table) -> np.ndarray:
-    """The cell values rounded to the precision of the input values (the largest
-    contributions of each cell, else the leaf cells of a table given by its cells): a sum of
+    """The cell values rounded to the precision of the input values (every contribution, as
+    measured when the table was built from records; else the largest contributions of each
+    cell, else the leaf cells of a table given by its cells): a sum of
     amounts in cents is written ``110429230.62``, not ``110429230.61999997`` (the noise of
     binary addition, not a digit of the data); inputs with more than 9 decimals (weighted
     contributions) leave the values as they are."""
     values = np.asarray(table.values, dtype=np.float64)
-    inputs = table.top if table.top.size else values[~np.asarray(table.is_total, dtype=bool)]
-    decimals = _decimals(inputs)
+    if table.value_decimals is not None:  # every contribution's precision, from the records
+        decimals = None if table.value_decimals < 0 else table.value_decimals
+    else:
+        inputs = table.top if table.top.size else values[~np.asarray(table.is_total, dtype=bool)]
+        decimals = decimals_of(inputs)
     return values if decimals is None else np.round(values, decimals)
 
 

@@ -64,6 +64,11 @@ class Table:
     records_dropped : int
         Records left out for a missing dimension code (``missing="drop"``) or a missing
         value (``missing_value="drop"``).
+    value_decimals : int or None
+        The fewest decimals (0 to 9) that write every contribution summed into the cells
+        exactly; -1 when some have more; None when not known (a table given by its cells:
+        read from its leaf cells).  Written tables round their values to it, dropping the
+        noise of binary addition and no digit of the data.
     protected : bool or None
         The verdict on the suppression pattern: True when an audit (or the method's own
         guarantee) found every primary protected, False when it found one that is not, None
@@ -96,6 +101,7 @@ class Table:
     weighted: bool = False
     records_dropped: int = 0
     protected: bool | None = None
+    value_decimals: int | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -308,7 +314,10 @@ class Table:
             weights=cells.weights,
             kind=cells.kind,
         )
-        return replace(table, weighted=cells.weighted, records_dropped=cells.records_dropped)
+        return replace(
+            table, weighted=cells.weighted, records_dropped=cells.records_dropped,
+            value_decimals=cells.value_decimals,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ structure
     @property
