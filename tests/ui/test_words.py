@@ -130,4 +130,14 @@ def test_levels_cut_at_typed_breaks() -> None:
     form = {"p-mapping.column": "age", "p-mapping.old": ["3", "40"], "p-mapping.new": ["", ""],
             "p-mapping.breaks": "0, 18, inf"}  # fmt: skip
     params = parse_fields(fs, form)
-    assert params == {"mapping": {"age": {"3": "0-17", "40": "18+"}}}
+    # strict: a value the page did not list (it shows a page of levels) is an error, never
+    # kept unbanded in the protected file
+    assert params == {"mapping": {"age": {"3": "0-17", "40": "18+"}}, "strict": True}
+    import polars as pl
+
+    from sdckit.errors import DataError
+    from sdckit.masking import GlobalRecoding
+
+    unlisted = pl.DataFrame({"age": ["3", "40", "41"]})
+    with pytest.raises(DataError, match="1 value"):
+        GlobalRecoding(**params).apply(unlisted, keys=["age"])

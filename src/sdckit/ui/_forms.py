@@ -292,6 +292,10 @@ def parse_fields(
                 params[f.name] = _toml_value(text, f.name)
             elif cuts and column:
                 params[f.name] = {column: cut_levels(olds, cuts, f.name)}
+                if any(g.name == "strict" for g in fields):
+                    # the levels shown are at most a page: a value not among them is an error,
+                    # never kept unbanded in the protected file
+                    params["strict"] = True
             elif column and mapping:
                 params[f.name] = {column: mapping}
             continue
