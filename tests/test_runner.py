@@ -90,6 +90,13 @@ def test_the_release_is_cached_until_the_state_changes(tmp_path: Path) -> None:
     assert run.release() is not second
     run.set_target(ReleaseTarget(k=3))
     assert run.release().check.k == 3
+    # a new seed: a new record order (the release of the old seed is not reused)
+    third = run.release()
+    run.set_seed(3)
+    assert run.release() is third
+    run.set_seed(4)
+    fourth = run.release()
+    assert fourth is not third and fourth.order.tolist() != third.order.tolist()
 
 
 def test_write_refuses_a_refused_release_and_removes_an_older_one(tmp_path: Path) -> None:

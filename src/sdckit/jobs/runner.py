@@ -260,6 +260,15 @@ class Runner:
     def _changed(self) -> None:
         self.version += 1
 
+    def set_seed(self, seed: int | None) -> None:
+        """A new job seed: the steps still to come, the R-U map and the release (its record
+        order and household ids) follow it; the steps applied keep the seeds they ran with."""
+        if seed == self.seed:
+            return
+        self.seed = seed
+        self.set_ru_map(self.ru_table)
+        self._changed()
+
     def set_target(self, target: ReleaseTarget | None) -> None:
         """A new target (the release is checked again)."""
         self.target = target

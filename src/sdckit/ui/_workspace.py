@@ -413,7 +413,8 @@ class Workspace:
         """The runner with the page settings (seed, title, target, release plan, R-U map,
         report figures) handed to it; it checks its release again only when they changed."""
         runner = self._need_runner()
-        runner.seed, runner.title = self.seed, self.title
+        runner.set_seed(self.seed)  # a new seed: the release is made again
+        runner.title = self.title
         runner.outputs = Outputs(plots=self.plots_in_report)
         target = self.risk_target()
         if target != runner.target:
