@@ -40,6 +40,7 @@ def check_command(
     from sdckit.errors import DataError
     from sdckit.io import read_data
     from sdckit.jobs import load_job
+    from sdckit.jobs.load import text_columns
     from sdckit.jobs.run import release_seed
     from sdckit.jobs.wording import finding_line
     from sdckit.release import ReleaseTarget, check_file, released_order, verify_alignment
@@ -48,10 +49,10 @@ def check_command(
     with reported_errors():
         spec = load_job(job, seed=seed, input_file=original, writes=False)
         md = spec.microdata
-        roles = md.roles()
-        text = [*roles["keys"], *roles["linked"], *roles["household_level"]]
-        numeric_like = {*roles["numeric"], *([roles["weight"]] if roles["weight"] else [])}
-        written = read_data(released, text_columns=[c for c in text if c not in numeric_like])
+        # the released file read with the job's rule of which columns are text
+        numeric_keys = spec.tables.get("input", {}).get("numeric_keys", [])
+        text = text_columns(spec.tables.get("roles", {}), numeric_keys)
+        written = read_data(released, text_columns=text)
         plan = spec.release_plan
         order = None
         if plan.order == "shuffled":

@@ -149,13 +149,16 @@ def _text_channels(
     kept = s.drop_nulls()
     if kept.len() == 0:
         return
-    sample = kept.head(1000).str.strip_chars()  # parse the whole column only if it may pass
-    if sample.str.to_date(strict=False).drop_nulls().len() >= 0.95 * sample.len():
+    # parse the whole column only if it may pass: a sample spread over the whole file (the
+    # head of a sorted file is not the file), tested with a looser bar than the column's
+    at = np.linspace(0, kept.len() - 1, min(kept.len(), 1000)).astype(np.int64)
+    sample = kept.gather(at).str.strip_chars()
+    if sample.str.to_date(strict=False).drop_nulls().len() >= 0.8 * sample.len():
         as_date = s.str.strip_chars().str.to_date(strict=False)
         if as_date.drop_nulls().len() >= 0.95 * kept.len():
             _temporal_channels(name, f"{label} (as a date)", as_date, groups, orders)
             return
-    if sample.cast(pl.Float64, strict=False).drop_nulls().len() >= 0.95 * sample.len():
+    if sample.cast(pl.Float64, strict=False).drop_nulls().len() >= 0.8 * sample.len():
         as_num = s.str.strip_chars().cast(pl.Float64, strict=False)
         if as_num.drop_nulls().len() >= 0.95 * kept.len():
             _numeric_channels(name, f"{label} (as a number)", as_num.to_numpy(), groups, orders)
