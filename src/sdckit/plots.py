@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from sdckit._codes import encode_column
 from sdckit.errors import ColumnError
 from sdckit.microdata import as_microdata
+from sdckit.utility.rumap import REFERENCE
 
 __all__ = [
     "bar_chart",
@@ -562,13 +563,17 @@ def ru_map_plot(result: Any) -> Figure:
     fig = Figure(figsize=(8, 5.6))
     ax = fig.add_subplot()
     orig = p.filter(pl.col("candidate") == "original")
-    cand = p.filter(pl.col("candidate") != "original")
+    now = p.filter(pl.col("candidate") == "current")  # the state the candidates start from
+    cand = p.filter(~pl.col("candidate").is_in(REFERENCE))
     ax.errorbar(cand["risk"], cand["loss"], xerr=cand["risk_sd"], yerr=cand["loss_sd"], fmt="o",
                 color=PROTECTED, ecolor="grey", capsize=2, label="candidates")  # fmt: skip
     front = p.filter(pl.col("pareto")).sort("risk")
     ax.plot(front["risk"], front["loss"], "--", color="black", lw=1, label="Pareto front")
     ax.scatter(orig["risk"], orig["loss"], marker="*", s=150, color=ORIGINAL, label="original",
                zorder=3)  # fmt: skip
+    if now.height:
+        ax.scatter(now["risk"], now["loss"], marker="D", s=60, color="black",
+                   label="after the steps", zorder=3)  # fmt: skip
     best = result.best
     if best is not None:
         row = cand.filter(pl.col("candidate") == best)

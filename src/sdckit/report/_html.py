@@ -20,6 +20,7 @@ from sdckit._results import Summary, format_value
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError
 from sdckit.microdata import Microdata
+from sdckit.utility.rumap import REFERENCE
 
 __all__ = ["describe_step", "render_report", "write_report"]
 
@@ -376,7 +377,7 @@ def _ru_context(ru_map: Any) -> dict[str, Any]:
     risk_label, rf = measure_display(ru_map.risk_name)
     loss_label, lf = measure_display(ru_map.loss_name)
     points, best = ru_map.to_frame(), ru_map.best
-    candidates = points.filter(~pl.col("candidate").is_in(["original", "current"]))
+    candidates = points.filter(~pl.col("candidate").is_in(REFERENCE))
     rows: list[tuple[str, str]] = [
         ("candidates", format_value(candidates.height)),
         ("on the Pareto front", format_value(int(candidates["pareto"].sum()))),
