@@ -19,30 +19,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from sdckit.jobs.toml_writer import key, value
 from sdckit.release import Release, ReleaseFinding, Remedy
 
 __all__ = ["finding_line", "refusal_line", "remedy_line"]
 
 
-def _toml_key(name: str | None) -> str:
-    """A TOML key: bare when it can be, quoted otherwise."""
-    text = "" if name is None else name
-    if text and all(ch.isalnum() or ch in "_-" for ch in text) and text.isascii():
-        return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _toml_string(name: str | None) -> str:
-    text = "" if name is None else name
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def remedy_line(remedy: Remedy) -> str:
     """One remedy as the job-file change that makes it."""
-    c, t = _toml_string(remedy.column), _toml_string(remedy.target)
+    column, target = remedy.column or "", remedy.target or ""
+    c, t, k = value(column), value(target), key(column)
     lines: dict[str, str] = {
         "drop": f"[output] drop = [{c}]",
-        "link": f"[roles] linked = {{ {_toml_key(remedy.column)} = {t} }}",
+        "link": f"[roles] linked = {{ {k} = {t} }}",
         "household_level": f"[roles] household_level = [..., {t}]",
         "calibrate_weights": '[[steps]] method = "weight_calibration" (after the other steps)',
         "shuffle": '[output] order = "shuffled"',
@@ -75,6 +64,4 @@ def refusal_line(release: Release | Any) -> str | None:
     check = release.check
     if check.ok:
         return None
-    for finding in check.findings:
-        return finding_line(finding)
-    return check.first_problem()
+    return finding_line(check.findings[0]) if check.findings else check.first_problem()
