@@ -4,6 +4,7 @@ outputs, and the job file of a state that reproduces it byte for byte."""
 from __future__ import annotations
 
 import tempfile
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -260,3 +261,17 @@ def test_write_checks_every_output_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(DataError):
         run.write(Outputs(data=tmp_path / "a_file" / "protected.csv"))
     assert not (tmp_path / "out").exists()  # nothing written, no folder made
+
+
+def test_an_input_read_from_a_base_folder_is_kept_absolute(tmp_path: Path) -> None:
+    """The job file written again reads the same file wherever it is saved, and an output
+    that is the input (named relative to the base) is refused."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    survey(1).write_csv(folder / "survey.csv")
+    run = Runner.from_input({"file": "survey.csv"}, ROLES, base=folder, seed=1)  # type: ignore[arg-type]
+    assert run.input["file"] == str((folder / "survey.csv").resolve())
+    run.apply_step("local_suppression", {"k": 2})
+    assert tomllib.loads(run.to_toml())["input"]["file"] == run.input["file"]
+    with pytest.raises(ParameterError, match="is the input file"):
+        run.write(Outputs(data=folder / "survey.csv"))

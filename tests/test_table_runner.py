@@ -183,3 +183,28 @@ def test_a_table_job_built_step_by_step_round_trips_through_its_toml(
         # the loaded job's runner writes the same job again (its tables as they were read)
         again = TableRunner.from_job(job).to_document()
         assert again["rules"] == rules and again["suppression"] == built.suppression
+
+
+def test_a_runner_from_a_job_writes_back_what_was_changed_and_the_input_it_read(
+    tmp_path: Path,
+) -> None:
+    """A runner made from a job file: the rules set afterwards are the ones written back (not
+    the job file's), and the input is the file the job read, as an absolute path."""
+    folder = tmp_path / "jobs"
+    folder.mkdir()
+    records(2, 80).write_csv(folder / "records.csv")
+    (folder / "job.toml").write_text(
+        '[input]\nfile = "records.csv"\n[table]\ndimensions = ["region", "sector"]\n'
+        'value = "turnover"\n[[rules]]\nrule = "min_frequency"\nthreshold = 3\n'
+        '[suppression]\nmethod = "hypercube"\n[output]\ntable = "out.csv"\n',
+        encoding="utf-8",
+    )
+    run = TableRunner.from_job(load_table_job(folder / "job.toml"))
+    run.set_rules([{"rule": "min_frequency", "threshold": 5}])
+    document = run.to_document()
+    assert document["rules"] == [{"rule": "min_frequency", "threshold": 5}]
+    assert document["input"]["file"] == str((folder / "records.csv").resolve())
+    built = TableRunner.from_input(
+        {"file": "records.csv"}, {"dimensions": ["region"], "value": "turnover"}, base=folder
+    )
+    assert built.input["file"] == str((folder / "records.csv").resolve())

@@ -40,6 +40,7 @@ from typing import Any
 
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._toml import path_of
 from sdckit.jobs.load import Job, RUMapSpec, StepSpec, _ru_map, read_microdata
 from sdckit.jobs.target import target_table
 from sdckit.microdata import Microdata, as_microdata
@@ -205,7 +206,10 @@ class Runner:
         md, _, notes = read_microdata(dict(input), dict(roles), base, reader=reader)
         path = input.get("file")
         labels = None if path is None else input_labels(base / path, input.get("format"))
-        return cls(md, input=input, roles_table=roles, notes=notes, labels=labels, **options)
+        table = dict(input)
+        if isinstance(table.get("file"), str):  # read from base: absolute, as a job keeps it
+            table["file"] = str(path_of(base, table["file"], "input file").resolve())
+        return cls(md, input=table, roles_table=roles, notes=notes, labels=labels, **options)
 
     def apply_job_steps(self, progress: Progress | None = None) -> None:
         """Apply the steps of the job the runner was made from (:meth:`from_job`)."""

@@ -36,7 +36,7 @@ from typing import Any
 
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, method_class
-from sdckit.jobs._toml import read_toml
+from sdckit.jobs._toml import path_of, read_toml
 
 __all__ = ["DEFAULT_TABLE_TITLE", "TableOutputs", "TableRunner", "table_refusal"]
 
@@ -153,7 +153,6 @@ class TableRunner:
         self.result: Any = None
         self.audit: Any = None
         self.version = 0
-        self._job_path: Path | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -167,7 +166,7 @@ class TableRunner:
         from sdckit.jobs.tables import _build_table
 
         built = _build_table(base, dict(input), dict(table))
-        return cls(built, input=input, table_spec=table, **options)
+        return cls(built, input=_absolute(input, base), table_spec=table, **options)
 
     @classmethod
     def from_job(cls, job: Any) -> TableRunner:
@@ -183,20 +182,17 @@ class TableRunner:
         run._set_rule_objects(job.rules, None)
         run.method = job.suppression
         run.audit_params = None if job.audit_params is None else dict(job.audit_params)
-        run._job_path = job.path  # its tables are read only to write the job again
+        path = job.path
+        if path is not None and path.suffix.lower() == ".toml":
+            # the tables that write the job again (a later set_rules or set_suppression
+            # replaces them, as on a runner built from its tables)
+            tables = read_toml(path)[1]
+            if tables.get("input") is not None:
+                run.input = _absolute(tables["input"], path.parent)
+            run.table_spec = tables.get("table")
+            run.rules = [dict(r) for r in tables.get("rules", [])]
+            run.suppression = dict(tables.get("suppression", {"method": "hypercube"}))
         return run
-
-    def _job_tables(self) -> None:
-        """The ``[input]``, ``[table]``, ``[[rules]]`` and ``[suppression]`` tables of the job
-        file the runner was made from (:meth:`from_job`), read when a job file is asked."""
-        path = self._job_path
-        if path is None or self.input is not None or path.suffix.lower() != ".toml":
-            return
-        tables = read_toml(path)[1]
-        self.input, self.table_spec = tables.get("input"), tables.get("table")
-        self.rules = [dict(r) for r in tables.get("rules", [])]
-        self.suppression = dict(tables.get("suppression", {"method": "hypercube"}))
-        self._job_path = None
 
     def _changed(self) -> None:
         self.version += 1
@@ -370,7 +366,6 @@ class TableRunner:
             ``report_external``) as they should be written (e.g. names relative to the job
             file); default: the runner's outputs as absolute paths.
         """
-        self._job_tables()
         if self.input is None or self.table_spec is None:
             raise ParameterError(
                 "The runner was built without its [input] and [table] tables: build it with "
@@ -396,3 +391,12 @@ class TableRunner:
         from sdckit.jobs.toml_writer import faithful_dumps
 
         return faithful_dumps(self.to_document(outputs), header, "table job")
+
+
+def _absolute(input: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """An ``[input]`` table with its file as an absolute path (read from ``base``): the job
+    written again reads the same file wherever it is saved, and no output may replace it."""
+    table = dict(input)
+    if isinstance(table.get("file"), str):
+        table["file"] = str(path_of(base, table["file"], "input file").resolve())
+    return table
