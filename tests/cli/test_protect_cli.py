@@ -384,3 +384,19 @@ def test_keep_and_household_bounds(tmp_path: Path, census_csv: Path) -> None:
     assert code == 1 and "misses the risk target" in stderr
     both = text.replace('household_id = "drop"', 'household_id = "drop"\ndrop = ["age"]')
     assert_one_line_error(*run("protect", write_job(tmp_path, both)), "not both")
+
+
+def test_a_household_weight_at_chance_is_not_a_finding(tmp_path: Path, census_csv: Path) -> None:
+    """With seed 3, calibrated household weights put 18 of 95 suppressed regions (in 31 whole
+    households) next to records of the same region, 6 by chance: a few households, which is
+    luck, not a channel (the check counted 95 independent guesses and refused the file)."""
+    keep = '["household_id", "region", "sex", "age_group", "marital_status", "education", "weight"]'
+    text = job_text(census_csv).replace(
+        'drop = ["district", "area", "stratum", "age"]', f'keep = {keep}\nhousehold_id = "drop"'
+    )
+    text = text.replace("max_global_risk_pct = 5.0", "max_household_risk_pct = 50.0")
+    text = text.replace('numeric = ["income", "expenditure"]', "")
+    code, _, stderr = run("protect", write_job(tmp_path, text), "--seed", "3")
+    assert code == 0, stderr
+    written = read_data(tmp_path / "out" / "protected.csv")
+    assert "weight" in written.columns and written["region"].null_count() == 95

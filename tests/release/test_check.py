@@ -7,6 +7,7 @@ beside suppressed household sizes and regions, household-level numbers that find
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -397,3 +398,25 @@ def test_a_date_column_is_read_as_dates_whatever_its_first_rows() -> None:
     _text_channels("born", "'born'", pl.Series("born", text), groups, orders)
     assert [o.label for o in orders] == ["'born' (as a date)"]
     assert any(g.label == "'born' (as a date) (year)" for g in groups)
+
+
+def test_luck_counts_a_household_guessed_together_as_one_draw() -> None:
+    """Ten households of ten members, each right by chance one time in ten: three households
+    guessed right (30 values, chance 10) is luck when a household's members stand or fall
+    together (sd of the count 9.5), not when the 100 guesses are independent (sd 3)."""
+    from sdckit.release._score import _beyond, _clusters
+
+    right = np.repeat([True] * 3 + [False] * 7, 10)
+    chance = np.full(100, 0.1)
+    confident = np.full(100, 0.95)
+    assert _beyond(right, chance, confident, 0.0)
+    households = np.repeat(np.arange(10), 10)
+    rows, guessed = np.arange(100), np.zeros(100, dtype=np.int64)
+    assert not _beyond(right, chance, confident, 0.0, _clusters(households, rows, guessed))
+    # a record without a household, or another guess in the household, is a draw of its own
+    assert len(np.unique(_clusters(np.full(100, -1), rows, guessed))) == 100
+    split = _clusters(households, rows, np.tile([0, 1], 50))
+    assert len(np.unique(split)) == 20
+    # seven households right of ten is beyond luck either way
+    many = np.repeat([True] * 7 + [False] * 3, 10)
+    assert _beyond(many, chance, confident, 0.0, _clusters(households, rows, guessed))

@@ -210,7 +210,8 @@ def released_risk(
     er = float(risk.sum())
     hh_er = hh_pct = None
     if households is not None and household_link is not None:
-        per = pl.DataFrame({"h": households, "l": np.log1p(-np.minimum(risk, 1.0 - 1e-300))})
+        with np.errstate(divide="ignore"):  # a risk of 1 makes its household's 1 (log 0)
+            per = pl.DataFrame({"h": households, "l": np.log1p(-np.minimum(risk, 1.0))})
         hh = -np.expm1(per.select(pl.col("l").sum().over("h")).to_series().to_numpy())
         hh_er = float(hh.sum())
         hh_pct = 100.0 * hh_er / n

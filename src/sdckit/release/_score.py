@@ -31,15 +31,30 @@ NOISE_Z = 3.0
 CERTAIN = 0.99
 
 
-def _beyond(right: np.ndarray, chance: np.ndarray, confidence: np.ndarray, allowed: float) -> bool:
+def _beyond(
+    right: np.ndarray,
+    chance: np.ndarray,
+    confidence: np.ndarray,
+    allowed: float,
+    clusters: np.ndarray | None = None,
+) -> bool:
     """Whether right guesses beat chance by more than the tolerance, and not by luck: by
     more than half a value and three standard deviations of the chance count, or through
     guesses the attacker was certain of (a channel exact on the records that show their
-    values, such as the other members of a household) that are right nine times in ten."""
+    values, such as the other members of a household) that are right nine times in ten.
+
+    ``clusters`` groups guesses that are right or wrong together (the members of a household
+    given the same guess of a household-wide value): their luck is one draw, so a cluster's
+    standard deviations add up instead of their variances."""
     excess = float(right.sum()) - float(chance.sum())
     if excess <= max(allowed, 0.0):
         return False
-    sd = float(np.sqrt((chance * (1.0 - chance)).sum()))
+    spread = np.sqrt(chance * (1.0 - chance))
+    if clusters is None:
+        sd = float(np.sqrt((spread**2).sum()))
+    else:
+        _, cluster = np.unique(clusters, return_inverse=True)
+        sd = float(np.sqrt((np.bincount(cluster.ravel(), weights=spread) ** 2).sum()))
     if excess > max(NOISE_Z * sd, 0.5):
         return True
     certain = confidence >= CERTAIN
@@ -49,6 +64,18 @@ def _beyond(right: np.ndarray, chance: np.ndarray, confidence: np.ndarray, allow
         and hits >= 0.9 * certain.sum()
         and hits - float(chance[certain].sum()) >= 0.5
     )
+
+
+def _clusters(
+    households: np.ndarray | None, rows: np.ndarray, values: np.ndarray
+) -> np.ndarray | None:
+    """The guesses that stand or fall together: one household, one guessed value (for a
+    household-wide target, whose true value is the same for every member)."""
+    if households is None:
+        return None
+    h = households[rows].astype(np.int64)
+    # a record without a household id is a cluster of its own
+    return np.where(h >= 0, h * (int(values.max(initial=0)) + 2) + values + 1, -1 - rows)
 
 
 @dataclass(frozen=True)
@@ -93,6 +120,7 @@ def score(
     """Score every attack on one kind of protected values of ``t`` (``truth``: the true codes
     of every record; ``protected``: how many values are protected) and word the findings."""
     allowed = target.tolerance * protected
+    households = ctx.households if t.household_level else None
     channels = []
     for g in guesses:
         if len(g.rows) == 0:
@@ -100,7 +128,10 @@ def score(
         right = g.values == truth[g.rows]
         chance = (comparable.chance(g.rows, g.values, truth[g.rows]) if comparable is not None
                   else np.zeros(len(g.rows)))  # fmt: skip
-        channels.append(_Channel(g, right, chance, _beyond(right, chance, g.confidence, allowed)))
+        beyond = _beyond(
+            right, chance, g.confidence, allowed, _clusters(households, g.rows, g.values)
+        )
+        channels.append(_Channel(g, right, chance, beyond))
     if not channels:
         return Scored(AttackResult(t.name, kind, protected, 0, 0, 0.0, False, ""))
     # the attacker's answer for each record: its most confident guess
@@ -114,7 +145,8 @@ def score(
     first[1:] = rows[order][1:] != rows[order][:-1]
     sel = order[first]
     right, via, conf, odds = right[sel], via[sel], conf[sel], odds[sel]
-    given_back = _beyond(right, odds, conf, allowed)
+    values = np.concatenate([c.guesses.values for c in channels])[sel]
+    given_back = _beyond(right, odds, conf, allowed, _clusters(households, rows[sel], values))
     best = max(channels, key=lambda c: c.hits)
     result = AttackResult(
         t.name, kind, protected, len(sel), int(right.sum()), float(odds.sum()), given_back,
