@@ -25,6 +25,7 @@ from sdckit._results import Summary
 from sdckit._validation import check_choice
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._build import frame_cells, microdata_cells
+from sdckit.tables._contributors import Contributions
 from sdckit.tables._output import internal_frame, published_frame, write_table
 from sdckit.tables._status import CellStatus
 from sdckit.tables.hierarchy import Hierarchy
@@ -102,6 +103,9 @@ class Table:
     records_dropped: int = 0
     protected: bool | None = None
     value_decimals: int | None = None
+    #: The units behind the cells (respondents or holdings), when built from microdata
+    #: with a respondent or holding column (None: one record, one contributor).
+    contributions: Contributions | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
