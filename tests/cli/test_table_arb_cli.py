@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from sdckit.cli.app import app
 from sdckit.jobs import run_table_job
-from sdckit.jobs.tauargus import load_arb, load_arb_jobs
+from sdckit.jobs.tauargus import load_arb, load_arb_jobs, run_arb_job
 from sdckit.tables import audit
 
 DATA = Path(__file__).resolve().parents[1] / "tables" / "data" / "tauargus"
@@ -77,7 +77,7 @@ def test_batch_runs_every_table_as_the_api_does(tmp_path: Path, asc: Path) -> No
     assert at == sorted(at)
     expected = {
         1: ["out/water_roof_status.csv", "out/water_roof.csv"],
-        2: ["out/relat_sex.csv"],  # <WRITETABLE> "out/relat_sex.txt", written as CSV
+        2: ["out/relat_sex.txt"],  # <WRITETABLE> (2,3,...): a code-value file
         3: ["out/roof_sex.csv"],
     }
     ends = [*at[1:], len(text)]
@@ -87,44 +87,46 @@ def test_batch_runs_every_table_as_the_api_does(tmp_path: Path, asc: Path) -> No
         for name in files:
             assert squash(f"Wrote {arb.parent / name}") in block, (k, name)
     assert text.count("Wrote") == 4
-    # the same batch through load_arb + run_table_job (another folder: its own outputs)
+    # the same batch through load_arb + run_arb_job (another folder: its own outputs)
     direct_arb = batch_copy(tmp_path / "api", asc)
     jobs = load_arb_jobs(direct_arb)
     assert len(jobs) == 3
     for k, job in enumerate(jobs, start=1):
-        assert load_arb(direct_arb, table=k).output_table == job.output_table
-        res = run_table_job(job)
+        assert load_arb(direct_arb, table=k).writes == job.writes
+        res = run_arb_job(job)
         assert res.protected and not res.withheld
         for written in res.written:
             mine = arb.parent / written.relative_to(direct_arb.parent)
-            assert pl.read_csv(mine).equals(pl.read_csv(written)), mine
+            assert mine.read_text() == written.read_text(), mine
         # the published table hides every primary (and secondary) cell, and the audit of
         # the pattern passes
         checked = audit(res.table, intervals="exact")
         assert checked.ok and len(checked.under_protected) == 0
-        primaries = int(res.table.primary.sum())
-        assert primaries > 0
-        if job.output_table is not None:
-            published = pl.read_csv(arb.parent / job.output_table.relative_to(direct_arb.parent))
-            hidden = published["value"].is_null().to_list()
-            suppressed = (res.table.primary | res.table.secondary).tolist()
-            assert hidden == suppressed
-            assert published["suppressed"].to_list() == suppressed
-        if job.output_full is not None:
-            full = pl.read_csv(arb.parent / job.output_full.relative_to(direct_arb.parent))
-            assert int((full["status"] == "primary").sum()) == primaries
-            assert full["value"].to_list() == pytest.approx(res.table.values.tolist())
+        assert int(res.table.primary.sum()) > 0
+        suppressed = res.table.suppressed
+        for kind, _options, path in job.writes:
+            lines = path.read_text().splitlines()
+            if kind == 1:  # the table as tau-ARGUS shows it: "x" where suppressed
+                cells = [f for line in lines[1:] for f in line.split(",")[1:]]
+                assert cells == ["x" if s else c for s, c in zip(suppressed, cells, strict=True)]
+                assert cells.count("x") == int(suppressed.sum())
+            else:  # pivot (names first) or code-value: codes, value ("x" where suppressed)
+                values = [line.rsplit(",", 1)[1] for line in lines[1 if kind == 2 else 0 :]]
+                assert [v == "x" for v in values] == suppressed.tolist()
 
 
 def test_an_unsupported_batch_command_is_one_line(tmp_path: Path, asc: Path) -> None:
     arb = batch_copy(tmp_path, asc)
     text = arb.read_text(encoding="utf-8")
-    arb.write_text(text.replace("<SUPPRESS> GH(2,100,0,1)", "<SUPPRESS> RND(2,1)"), "utf-8")
+    arb.write_text(text.replace("<SUPPRESS> GH(2,100,0,1)", "<SUPPRESS> CTA(2)"), "utf-8")
     code, stdout, stderr = run("table", arb)
-    assert_one_line_error(code, stdout, stderr, "Line 15", "'testdata.arb'", "RND is not supported")
+    assert_one_line_error(code, stdout, stderr, "Line 15", "'testdata.arb'", "CTA is not supported")
     assert not (tmp_path / "out").exists()  # refused before the first table runs
+    arb.write_text(text.replace("<SUPPRESS> GH(2,100,0,1)", "<SUPPRESS> RND(2,1)"), "utf-8")
+    assert_one_line_error(*run("table", arb), "table 2", "RND", "frequency tables")
+    # microdata metadata read as a table's: the first variable line has a start and width
     arb.write_text(text.replace("<OPENMICRODATA>", "<OPENTABLEDATA>"), "utf-8")
-    assert_one_line_error(*run("table", arb), "Line 2", "<OPENTABLEDATA> is not supported")
+    assert_one_line_error(*run("table", arb), "'testdata.rda'", "at most two missing codes")
     assert_one_line_error(*run("table", tmp_path / "none.arb"), "'none.arb' does not exist")
     assert not (tmp_path / "out").exists()
 
@@ -149,7 +151,7 @@ def test_a_failed_audit_in_a_batch_withholds_that_table(
     assert "table 3: the audit found" in stderr and "Do not publish" in stderr
     assert not (tmp_path / "out" / "roof_sex.csv").exists()
     # the other tables ran and wrote their outputs
-    for name in ("water_roof.csv", "water_roof_status.csv", "relat_sex.csv"):
+    for name in ("water_roof.csv", "water_roof_status.csv", "relat_sex.txt"):
         assert (tmp_path / "out" / name).is_file()
 
 
@@ -196,11 +198,11 @@ def test_tables_of_one_file_are_protected_together(tmp_path: Path, asc: Path) ->
     # the published files hide exactly the suppressed cells, the same common cells in both
     hidden = []
     for res, name in zip(together, ("water_roof.csv", "water_relat.csv"), strict=True):
-        published = pl.read_csv(arb.parent / "out" / name)
-        assert published["value"].is_null().to_list() == res.table.suppressed.tolist()
+        published = pl.read_csv(arb.parent / "out" / name, infer_schema=False)
+        assert (published["Freq"] == "x").to_list() == res.table.suppressed.tolist()
         hidden.append(published)
     margin = [
-        frame.filter(pl.col(other) == "Total").sort("water")["value"].is_null().to_list()
+        (frame.filter(pl.col(other) == "Total").sort("water")["Freq"] == "x").to_list()
         for frame, other in zip(hidden, ("roof", "relat"), strict=True)
     ]
     assert margin[0] == margin[1] and any(margin[0])

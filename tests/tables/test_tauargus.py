@@ -22,7 +22,7 @@ import pytest
 
 from sdckit import SdcError
 from sdckit.jobs.tables import TableJob, run_table_job
-from sdckit.jobs.tauargus import load_arb, load_arb_jobs
+from sdckit.jobs.tauargus import load_arb, load_arb_jobs, run_arb_job
 from sdckit.tables import (
     HypercubeSuppression,
     ModularSuppression,
@@ -158,10 +158,12 @@ def test_translation_reads_the_batch(jobs: list[TableJob], batch_dir: Path) -> N
     assert isinstance(jobs[2].suppression, OptimalSuppression)
     assert jobs[2].suppression.time_limit == 60.0  # OPT(3, 1): one minute
     out = batch_dir / "out"
-    assert jobs[0].output_full == out / "water_roof_status.csv"  # AS+
-    assert jobs[0].output_table == out / "water_roof.csv"
-    assert jobs[1].output_table == out / "relat_sex.csv"  # .txt written as CSV
-    assert jobs[2].output_full == out / "roof_sex.csv"
+    assert jobs[0].writes == (
+        (1, "AS+", out / "water_roof_status.csv"),  # AS+ has no effect on a CSV file
+        (2, "", out / "water_roof.csv"),
+    )
+    assert jobs[1].writes == ((3, "AS-", out / "relat_sex.txt"),)  # in tau-ARGUS's format
+    assert jobs[2].writes == ((1, "AS+", out / "roof_sex.csv"),)
 
 
 def test_primaries_equal_tau_argus(jobs: list[TableJob]) -> None:
@@ -208,15 +210,23 @@ def test_primaries_equal_the_rules_applied_by_hand(jobs: list[TableJob], batch_d
 
 
 def test_the_batch_runs_as_table_jobs(jobs: list[TableJob]) -> None:
+    results = []
     for job in jobs[:2]:  # MOD and GH; the optimal method is tested with its own tests
-        res = run_table_job(job)
+        res = run_arb_job(job)
         assert res.protected and not res.withheld
         assert res.suppression.n_secondary > 0
-        for path in res.written:
-            assert path.is_file() and path.suffix == ".csv"
-    published = pl.read_csv(jobs[0].output_table)
-    assert published.columns == ["water", "roof", "value", "suppressed"]
-    assert published["suppressed"].sum() >= 11
+        assert [p for _, _, p in job.writes] == res.written
+        results.append(res)
+    # (1, 2, "", file): tau-ARGUS's CSV for a pivot table, "x" for a suppressed value
+    published = pl.read_csv(jobs[0].writes[1][2], infer_schema=False)
+    assert published.columns == ["water", "roof", "income"]
+    t = results[0].table
+    assert (published["income"] == "x").to_list() == t.suppressed.tolist()
+    assert int(t.suppressed.sum()) >= 11
+    shown = ~t.suppressed & (t.status != 3)
+    assert published["income"].filter(pl.Series(shown)).cast(float).to_list() == pytest.approx(
+        t.values[shown].tolist()
+    )
 
 
 def test_load_arb_picks_one_table(batch_dir: Path) -> None:
@@ -355,11 +365,11 @@ def test_read_arb_commands(tmp_path: Path) -> None:
     assert (t.explanatory, t.response, t.shadow, t.cost) == (["A", "B"], "V", "V", "-1")
     assert t.safety_rule == "NK(3,75)" and t.suppress == ("GH", [1.0, 75.0, 0.0, 0.0])
     assert t.writes == [(3, "AS-", "out.txt")]
-    p.write_text('<OPENTABLEDATA> "t.tab"\n')
-    with pytest.raises(SdcError, match=r"Line 1 .*<OPENTABLEDATA> is not supported"):
+    p.write_text('<CLEAR>\n')
+    with pytest.raises(SdcError, match=r"Line 1 .*<CLEAR> is not supported"):
         read_arb(p)
-    p.write_text('<SPECIFYTABLE> "A"|"V"\n<SUPPRESS> RND(1,5)\n')
-    with pytest.raises(SdcError, match=r"Line 2 .*RND"):
+    p.write_text('<SPECIFYTABLE> "A"|"V"\n<SUPPRESS> CTA(1)\n')
+    with pytest.raises(SdcError, match=r"Line 2 .*CTA"):
         read_arb(p)
     p.write_text('<SPECIFYTABLE> "A"|"V"\n<SUPPRESS> MOD(2)\n')
     with pytest.raises(SdcError, match="names table 2"):

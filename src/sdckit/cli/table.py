@@ -13,7 +13,14 @@ written and the status is 1.
 table job (:func:`sdckit.jobs.tauargus.load_arb_jobs`, all validated before the first runs),
 run in order and printed like a TOML job; the status is 1 when the audit of any table failed.
 Tables of the batch built from the same records with the same response share cells and are
-protected together as linked tables (:func:`sdckit.jobs.run_table_jobs`).  ``sdckit table
+protected together as linked tables (:func:`sdckit.jobs.run_table_jobs`).  Its
+``<WRITETABLE>`` files are written in tau-ARGUS's formats; a table rounded (``RND``) or
+perturbed by the cell key method (``CKM``) is run on its own.
+
+``sdckit table JOB.toml --write-arb DIR`` writes the job as a tau-ARGUS batch instead of
+running it (:func:`sdckit.jobs.tauargus.write_arb`): the table with its primaries as tabular
+input, its hierarchies and a batch with the suppression method's counterpart, to rerun in
+tau-ARGUS (or with ``sdckit table DIR/JOB.arb``).  ``sdckit table
 A.toml B.toml ...`` runs several jobs the same way (all validated first; two jobs may not
 write the same file).
 """
@@ -104,6 +111,42 @@ def _check_distinct_outputs(jobs: list[Any]) -> None:
                 )
 
 
+def _print_perturbation(console: Any, job: Any, outcome: Any) -> None:
+    """Print what a rounded (RND) or cell-key (CKM) table of a batch changed and wrote."""
+    from rich.table import Table as RichTable
+
+    from sdckit._results import format_value
+
+    summary = RichTable(title=job.title, title_justify="left")
+    summary.add_column("measure")
+    summary.add_column("value", justify="right")
+    for label, value in outcome.result.summary().rows:
+        summary.add_row(label, value if isinstance(value, str) else format_value(value))
+    if outcome.audit is not None:
+        summary.add_row(
+            "cells disclosed exactly (rounding audit)", str(int(outcome.audit.exact.sum()))
+        )
+    console.print(summary)
+    for p in outcome.written:
+        console.print(f"Wrote {p}")
+
+
+def _write_batches(console: Any, jobs: list[Any], directory: Path) -> None:
+    """``--write-arb``: each TOML job written as a tau-ARGUS batch."""
+    from sdckit.errors import ParameterError
+    from sdckit.jobs.tauargus import write_arb
+
+    with reported_errors():
+        if any(job.path.suffix.lower() == ".arb" for job in jobs):
+            raise ParameterError("--write-arb writes TOML table jobs; a batch is one already.")
+        stems = [job.path.stem for job in jobs]
+        if len(set(stems)) != len(stems):
+            raise ParameterError("--write-arb: two jobs have the same file name; rename one.")
+        for job in jobs:
+            for p in write_arb(job, directory):
+                console.print(f"Wrote {p}")
+
+
 def table_command(
     job_files: Annotated[
         list[Path],
@@ -115,12 +158,25 @@ def table_command(
     seed: Annotated[
         int | None, typer.Option("--seed", help="Random seed (no table method is random yet).")
     ] = None,
+    write_arb: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-arb",
+            help="Write each job as a tau-ARGUS batch (tabular input with its primaries) into "
+            "this folder instead of running it.",
+        ),
+    ] = None,
 ) -> None:
     """Protect a statistical table: sensitivity rules, secondary suppression, audit."""
     from sdckit._validation import check_int
     from sdckit.errors import SdcError
-    from sdckit.jobs import load_table_job, run_table_job, run_table_jobs
-    from sdckit.jobs.tauargus import load_arb_jobs
+    from sdckit.jobs import load_table_job, run_table_jobs
+    from sdckit.jobs.tauargus import (
+        ArbPerturbationJob,
+        load_arb_jobs,
+        run_arb_job,
+        write_arb_outputs,
+    )
 
     console = stdout_console()
     batch = any(f.suffix.lower() == ".arb" for f in job_files)
@@ -134,11 +190,27 @@ def table_command(
             else:
                 jobs.append(load_table_job(job_file))
         _check_distinct_outputs(jobs)
+    if write_arb is not None:
+        _write_batches(console, jobs, write_arb)
+        return
     ok = True
+    perturbed = [job for job in jobs if isinstance(job, ArbPerturbationJob)]
+    jobs = [job for job in jobs if not isinstance(job, ArbPerturbationJob)]
+    for job in perturbed:
+        with reported_errors():
+            try:
+                outcome = run_arb_job(job)
+            except SdcError as exc:
+                raise fail(f"{job.title}: {exc}") from None
+        _print_perturbation(console, job, outcome)
     if len(jobs) > 1:
         # tables of one file share cells: run_table_jobs protects them together
         with reported_errors(), progress_bar(console) as progress:
             outcomes = run_table_jobs(jobs, progress=progress)
+            outcomes = [
+                write_arb_outputs(job, out) if hasattr(job, "writes") else out
+                for job, out in zip(jobs, outcomes, strict=True)
+            ]
         # a batch's tables by their number in it ("table 2"), other jobs by their title
         titles = [
             job.title.rsplit(", ", 1)[-1]
@@ -155,7 +227,7 @@ def table_command(
         with reported_errors():
             try:
                 with progress_bar(console) as progress:
-                    outcome = run_table_job(job, progress=progress)
+                    outcome = run_arb_job(job, progress=progress)
             except SdcError as exc:
                 if not batch:
                     raise

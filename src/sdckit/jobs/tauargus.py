@@ -19,12 +19,30 @@ and hierarchy files (``.hrc``) becomes one :class:`~sdckit.jobs.tables.TableJob`
   is the response (default), a numeric variable (summed per cell, raised to the power lambda;
   lambda 0 is the logarithm), ``-1`` (contributors) or ``-2`` (unity); ``-3`` (distance) is not
   supported;
-* ``<WRITETABLE> (t, type, options, "file")``: with ``AS+`` (write the status) the internal
-  export (``table_full``), otherwise the published table (``table``); every output type is
-  written as CSV, the file name's suffix replaced by ``.csv`` when it is another one.
+* a table given by its cells (``<OPENTABLEDATA>`` with a table's metadata, ``<READTABLE> 0``:
+  the totals read and checked, ``1``: computed from the bottom cells): the frequency, largest
+  contributions (``<MAXSCORE>``), cost, protection levels and status of each cell are read;
+  without ``<SAFETYRULE>`` the status decides (``S`` safe, ``U`` unsafe, ``P`` protected), with
+  one the rule decides and ``U`` / ``P`` still apply;
+* ``<APRIORY> "file.hst", t, "sep"[, ignore]``: the statuses, protection levels, costs (and a
+  priori bounds, ``AB``) of an a priori file override the rules' (codes not in the table are
+  skipped with a warning, an error with ignore = 0);
+* ``<RECODE> t, var, "file.grc"`` or ``<RECODE> t, var, L``: the variable recoded for that table
+  (microdata only, as in tau-ARGUS);
+* ``<SUPPRESS> RND(t, base, steps, time)``: controlled rounding
+  (:class:`~sdckit.tables.ControlledRounding`, ``steps`` -> ``k_steps``, minutes ->
+  ``time_limit``) of a frequency table, audited by :func:`~sdckit.tables.audit_rounding`;
+  ``<SUPPRESS> CKM(t) "ptable"``: the cell key method for a frequency table
+  (:func:`~sdckit.tables.cellkey.cell_key_counts`, the record keys of the .rda's ``<RECORDKEY>``
+  variable; the ptable file given there or in the .rda's ``<PFILE>``);
+* ``<WRITETABLE> (t, kind, options, "file")``: tau-ARGUS's formats 1 (CSV), 2 (CSV for a pivot
+  table), 3 (code-value), 4 (SBS) with its options (:mod:`sdckit.tables.tauargus`,
+  ``write_tauargus_table``): a file with the status (``AS+``, SBS) is internal and always
+  written; the others are published, withheld (and an earlier one removed) when the audit
+  fails.
 
-Not translated (refused with the line number): tabular input (``<OPENTABLEDATA>``), a priori
-files, rounding, CTA, the cell key method, holding and request rules.  The a priori bound
+Not translated (refused with the line number): CTA, the network method, holding and request
+rules, the expansion of trivial levels in a priori files.  The a priori bound
 percentage of ``GH`` and the modular ``MinFreq`` option have no sdckit counterpart and are
 ignored.  With ``WGT(1)`` the table is weighted with sdckit's semantics (expanded
 contributions), which differ from tau-ARGUS's (a record of weight ``w`` counted as ``w``
@@ -34,7 +52,9 @@ contributors): a warning says so.
 from __future__ import annotations
 
 import os
+import re
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +63,17 @@ import numpy as np
 from sdckit.errors import DataError, ParameterError, SdcWarning
 from sdckit.jobs.tables import TableJob
 
-__all__ = ["load_arb", "load_arb_jobs"]
+__all__ = [
+    "ArbPerturbationJob",
+    "ArbPerturbationResult",
+    "ArbTableJob",
+    "load_arb",
+    "load_arb_jobs",
+    "run_arb_job",
+    "run_arb_perturbation",
+    "write_arb",
+    "write_arb_outputs",
+]
 
 
 def _hierarchy(var: Any, meta: Any, batch_dir: Path, codes: list[str]) -> Any:
@@ -145,17 +175,176 @@ def _cost(table_spec: Any, meta: Any, data: Any, dimensions: dict[str, Any], whe
     return out + 1e-3
 
 
-def _csv(base: Path, name: str) -> Path:
+def _target(base: Path, name: str) -> Path:
+    """An output file named in a batch: relative to its folder; a Windows drive path is
+    written next to the batch file."""
     p = Path(name.replace("\\", "/"))
-    if len(name) > 1 and name[1] == ":":  # a Windows drive path: write next to the batch file
+    if len(name) > 1 and name[1] == ":":
         p = Path(p.name)
-    if not p.is_absolute():
-        p = base / p
-    return p if p.suffix.lower() in (".csv", ".parquet") else p.with_suffix(".csv")
+    return p if p.is_absolute() else base / p
 
 
-def load_arb_jobs(path: str | os.PathLike[str]) -> list[TableJob]:
-    """One validated :class:`TableJob` per ``<SPECIFYTABLE>`` of a tau-ARGUS batch file.
+@dataclass(frozen=True)
+class ArbTableJob(TableJob):
+    """A table job of a tau-ARGUS batch: a :class:`TableJob` and its ``<WRITETABLE>`` files
+    (``(kind, options, path)``), written by :func:`write_arb_outputs` in tau-ARGUS's formats."""
+
+    writes: tuple[tuple[int, str, Path], ...] = ()
+    response_name: str = "Freq"
+    decimals: int = 0
+
+
+@dataclass(frozen=True)
+class ArbPerturbationJob:
+    """A table of a batch protected by controlled rounding (``RND``) or the cell key method
+    (``CKM``) instead of suppression; run by :func:`run_arb_perturbation`."""
+
+    path: Path
+    title: str
+    table: Any
+    method: str
+    params: dict[str, Any]
+    writes: tuple[tuple[int, str, Path], ...] = ()
+    response_name: str = "Freq"
+    records: Any = None
+    dimensions: Any = None
+
+
+def _writes(spec: Any, base: Path, where: str) -> tuple[tuple[int, str, Path], ...]:
+    from sdckit.tables.tauargus import parse_write_options
+
+    out = []
+    for kind, options, name in spec.writes:
+        parse_write_options(kind, options, f"{where} <WRITETABLE>")
+        out.append((kind, options, _target(base, name)))
+    if len({p.resolve() for _, _, p in out}) != len(out):
+        raise ParameterError(f"{where}: two <WRITETABLE> commands write the same file.")
+    return tuple(out)
+
+
+def _tabular_table(batch: Any, spec: Any, meta: Any, frame: Any, where: str) -> tuple[Any, Any]:
+    """The table and the statements of a batch's tabular input."""
+    from sdckit.tables.tauargus import table_from_tab
+
+    if batch.read_table not in (0, 1):
+        raise ParameterError(
+            f"{where}: tabular input needs <READTABLE> 0 (totals read and checked) or 1 "
+            "(totals computed); sdckit protects additive tables only."
+        )
+    if spec.recodes:
+        raise ParameterError(
+            f"{where}: <RECODE> (line {spec.recodes[0][2]}) is for tables from microdata "
+            "(tau-ARGUS refuses it for tabular input too)."
+        )
+    dims: dict[str, Any] = {}
+    for name in spec.explanatory:
+        var = meta.variable(name, where)
+        if not var.recodeable:
+            raise ParameterError(
+                f"{where}: the explanatory variable {var.name!r} is not <RECODEABLE> in the "
+                "metadata file."
+            )
+        codes = [c for c in frame.get_column(var.name).to_list() if c != var.totcode]
+        if var.hierlevels:
+            codes = [c for c in codes if len(c) == var.width]
+        if var.hiercodelist is None and not var.hierlevels and not codes:
+            raise DataError(f"{where}: the variable {var.name!r} has no code in the table file.")
+        dims[var.name] = _hierarchy(var, meta, batch.path.parent, codes)
+    table, stated = table_from_tab(
+        frame, meta, dims, spec.response, compute_totals=batch.read_table == 1, where=where
+    )
+    if spec.safety_rule:  # a rule decides; a safe status no longer overrides it
+        stated.status[stated.status == 0] = -1
+    return table, stated
+
+
+def _microdata_dims(spec: Any, meta: Any, data: Any, arb: Path, where: str) -> tuple[Any, Any]:
+    """The dimensions of a table from microdata, with its ``<RECODE>`` commands applied."""
+    from sdckit.tables.tauargus import recode_codes
+
+    dims: dict[str, Any] = {}
+    missing_codes: dict[str, list[str]] = {}
+    for name in spec.explanatory:
+        var = meta.variable(name, where)
+        if not var.recodeable:
+            raise ParameterError(
+                f"{where}: the explanatory variable {var.name!r} is not <RECODEABLE> in the "
+                "metadata file."
+            )
+        codes = data.get_column(var.name).to_list()
+        dims[var.name] = _hierarchy(var, meta, arb.parent, codes)
+        if var.missing:
+            missing_codes[var.name] = [m.strip() for m in var.missing]
+    for name, target, line in spec.recodes:
+        var = meta.variable(name, f"{arb.name}, line {line}")
+        if var.name not in dims:
+            raise ParameterError(
+                f"{arb.name}, line {line}: <RECODE> names {var.name!r}, which is not a "
+                "variable of that table."
+            )
+        new, mapping = recode_codes(dims[var.name], target)
+        dims[var.name] = new
+        data = data.with_columns(data.get_column(var.name).replace(mapping))
+    return dims, missing_codes, data
+
+
+def _statements(spec: Any, table: Any, stated: Any, totals: list[str], where: str) -> Any:
+    from sdckit.tables.tauargus import read_hst
+
+    for path, sep, ignore, line in spec.apriori:
+        ap = read_hst(path, table, separator=sep, totals=totals, ignore_errors=ignore)
+        if ap.skipped:
+            warnings.warn(
+                f"{where}: {ap.skipped} line(s) of the a priori file {path.name!r} (line {line} "
+                "of the batch) name codes that are not in the table and were skipped.",
+                SdcWarning,
+                stacklevel=3,
+            )
+        stated = stated.then(ap)
+    return stated
+
+
+def _perturbation(
+    spec: Any, batch: Any, arb: Path, table: Any, where: str, extra: dict[str, Any]
+) -> ArbPerturbationJob:
+    method, args = spec.suppress
+    if spec.response is not None:
+        raise ParameterError(
+            f"{where}: {method} in a batch is supported for frequency tables (<freq>) only."
+        )
+    params: dict[str, Any] = {}
+    if method == "RND":
+        params["base"] = int(args[1])
+        params["k_steps"] = int(args[2]) if len(args) > 2 else 0
+        if len(args) > 3 and args[3] > 0:
+            params["time_limit"] = float(args[3]) * 60.0
+    else:
+        if extra.get("data") is None:
+            raise ParameterError(f"{where}: the cell key method needs microdata.")
+        names = re.findall(r'"([^"]+)"', spec.suppress_files) or spec.suppress_files.split()
+        ptable = names[0] if names else extra.get("pfile")
+        if not ptable or not extra.get("record_key"):
+            raise ParameterError(
+                f"{where}: CKM needs a <RECORDKEY> variable in the .rda and a ptable file "
+                '(CKM(t) "ptable.txt" or <PFILE> in the .rda).'
+            )
+        params["ptable"] = _target(arb.parent, ptable)
+        params["record_key"] = extra["record_key"]
+    return ArbPerturbationJob(
+        path=arb,
+        title=f"tau-ARGUS batch {arb.name}, table {extra['k']}",
+        table=table,
+        method=method,
+        params=params,
+        writes=_writes(spec, arb.parent, where),
+        records=extra.get("data"),
+        dimensions=extra.get("dims"),
+    )
+
+
+def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
+    """One validated job per ``<SPECIFYTABLE>`` of a tau-ARGUS batch file: an
+    :class:`ArbTableJob` (suppression) or an :class:`ArbPerturbationJob` (``RND``, ``CKM``).
 
     Raises
     ------
@@ -164,110 +353,168 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[TableJob]:
         unreadable files (named by file and line).
     """
     from sdckit.tables import Table
-    from sdckit.tables.tauargus import TauArgusRule, parse_safety_rule, read_arb, read_asc, read_rda
+    from sdckit.tables.tauargus import (
+        APriori,
+        TauArgusRule,
+        apply_apriori,
+        parse_safety_rule,
+        read_arb,
+        read_asc,
+        read_rda,
+        read_tab,
+        read_table_rda,
+    )
 
     arb = Path(path)
     if arb.suffix.lower() != ".arb":
         raise ParameterError(f"The tau-ARGUS batch file {arb.name!r} must end in .arb.")
     batch = read_arb(arb)
-    if batch.microdata is None or batch.metadata is None:
+    tabular = batch.tabular is not None
+    if (batch.microdata is None and not tabular) or batch.metadata is None:
         raise ParameterError(
-            f"The batch file {arb.name!r} needs <OPENMICRODATA> and <OPENMETADATA>; sdckit "
-            "translates batches on microdata only."
+            f"The batch file {arb.name!r} needs <OPENMICRODATA> (or <OPENTABLEDATA>) and "
+            "<OPENMETADATA>."
         )
     if not batch.tables:
         raise ParameterError(f"The batch file {arb.name!r} specifies no table (<SPECIFYTABLE>).")
-    meta = read_rda(batch.metadata)
-    data = read_asc(batch.microdata, meta)
-    jobs = []
+    if tabular:
+        meta: Any = read_table_rda(batch.metadata)
+        frame = read_tab(batch.tabular, meta)
+        data = None
+    else:
+        meta = read_rda(batch.metadata)
+        data = read_asc(batch.microdata, meta)
+    jobs: list[Any] = []
     for k, spec in enumerate(batch.tables, start=1):
         where = f"{arb.name}, line {spec.line} (table {k})"
-        dims: dict[str, Any] = {}
-        missing_codes: dict[str, list[str]] = {}
-        for name in spec.explanatory:
-            var = meta.variable(name, where)
-            if not var.recodeable:
-                raise ParameterError(
-                    f"{where}: the explanatory variable {var.name!r} is not <RECODEABLE> in the "
-                    "metadata file."
-                )
-            codes = data.get_column(var.name).to_list()
-            dims[var.name] = _hierarchy(var, meta, arb.parent, codes)
-            if var.missing:
-                missing_codes[var.name] = [m.strip() for m in var.missing]
         rules = parse_safety_rule(spec.safety_rule or "", f"{where} <SAFETYRULE>")
         weighted = rules.pop("weights")
-        value = None
+        missing_codes: dict[str, list[str]] = {}
+        table_data = data
         decimals = 0
         if spec.response is not None:
             resp = meta.variable(spec.response, where)
             if not resp.numeric:
                 raise ParameterError(f"{where}: the response {resp.name!r} is not <NUMERIC>.")
-            if data.get_column(resp.name).null_count():
-                raise DataError(
-                    f"{where}: the response {resp.name!r} has missing values (its missing codes) "
-                    "in some records; impute them or leave those records out first."
-                )
-            value = resp.name
             decimals = resp.decimals
         elif rules["dominance"] or rules["pq"] or rules["zero_unsafe"]:
             raise ParameterError(
                 f"{where}: the dominance, p% and zero rules cannot be applied to a frequency "
                 "table (as in tau-ARGUS); keep FREQ (and MAN, MIS) only."
             )
-        if spec.shadow is not None and spec.shadow != spec.response:
+        if spec.shadow is not None and spec.shadow != spec.response and not tabular:
             raise ParameterError(
                 f"{where}: a shadow variable other than the response is not supported; give the "
                 "response as the shadow variable."
             )
-        weight = None
-        if weighted:
-            wvar = meta.weight
-            if wvar is None:
-                raise ParameterError(f"{where}: WGT(1) needs a <WEIGHT> variable in the .rda.")
-            weight = wvar.name
-            warnings.warn(
-                f"{where}: WGT(1): sdckit weights the table with its own semantics (expanded "
-                "contributions w_i x_i in the rules); tau-ARGUS counts a record of weight w as w "
-                "contributors, so the primaries can differ.",
-                SdcWarning,
-                stacklevel=2,
+        if tabular:
+            if weighted:
+                raise ParameterError(f"{where}: WGT(1) needs microdata.")
+            table, stated = _tabular_table(batch, spec, meta, frame, where)
+            dims = dict(zip(table.dimensions, table.hierarchies, strict=True))
+        else:
+            dims, missing_codes, table_data = _microdata_dims(spec, meta, data, arb, where)
+            value = None
+            if spec.response is not None:
+                value = meta.variable(spec.response).name
+                if table_data.get_column(value).null_count():
+                    raise DataError(
+                        f"{where}: the response {value!r} has missing values (its missing codes) "
+                        "in some records; impute them or leave those records out first."
+                    )
+            weight = None
+            if weighted:
+                wvar = meta.weight
+                if wvar is None:
+                    raise ParameterError(f"{where}: WGT(1) needs a <WEIGHT> variable in the .rda.")
+                weight = wvar.name
+                warnings.warn(
+                    f"{where}: WGT(1): sdckit weights the table with its own semantics (expanded "
+                    "contributions w_i x_i in the rules); tau-ARGUS counts a record of weight w "
+                    "as w contributors, so the primaries can differ.",
+                    SdcWarning,
+                    stacklevel=2,
+                )
+            n_top = max(
+                [3] + [n for n, _ in rules["dominance"]] + [n + 1 for _, _, n in rules["pq"]]
             )
-        n_top = max([3] + [n for n, _ in rules["dominance"]] + [n + 1 for _, _, n in rules["pq"]])
-        table = Table.from_microdata(data, dims, value, weight=weight, n_top=n_top)
+            table = Table.from_microdata(table_data, dims, value, weight=weight, n_top=n_top)
+            stated = APriori.empty(table.n_cells)
+        totals = [meta.variable(d).totcode for d in table.dimensions]
+        stated = _statements(spec, table, stated, totals, where)
+        if spec.suppress is not None and spec.suppress[0] in ("RND", "CKM"):
+            if spec.apriori:
+                raise ParameterError(f"{where}: an a priori file applies to suppression only.")
+            key = next((v for v in meta.variables if getattr(v, "recordkey", False)), None)
+            extra = {
+                "k": k,
+                "data": table_data,
+                "dims": dims,
+                "record_key": key.name if key is not None else None,
+                "pfile": key.pfile if key is not None else None,
+            }
+            jobs.append(_perturbation(spec, batch, arb, table, where, extra))
+            continue
+        table = apply_apriori(table, stated)
         rule = TauArgusRule(
-            **rules, missing_codes=missing_codes, minimum_level=float(10.0**-decimals)
-        )
+            **rules, missing_codes=missing_codes, minimum_level=float(10.0**-decimals),
+            manual=stated,
+        )  # fmt: skip
         rule.validate_params(where=where)
-        cost = _cost(spec, meta, data, dims, where)
+        if tabular:
+            cost = _tabular_cost(spec, meta, table, stated, where)
+        else:
+            cost = _cost(spec, meta, table_data, dims, where)
+        if stated.any_cost:
+            cost = np.where(np.isnan(stated.cost), _cost_array(table, cost), stated.cost)
         suppression = _suppression(spec.suppress, cost, where)
         suppression.validate_params(where=where)
-        full = published = None
-        for _type, options, name in spec.writes:
-            target = _csv(arb.parent, name)
-            if "AS+" in options:
-                full = target
-            else:
-                published = target
-        if full is not None and full == published:
-            raise ParameterError(f"{where}: two <WRITETABLE> commands write the same file.")
         jobs.append(
-            TableJob(
+            ArbTableJob(
                 path=arb,
                 title=f"tau-ARGUS batch {arb.name}, table {k}",
                 table=table,
                 rules=(rule,),
                 suppression=suppression,
                 audit_params=None,
-                output_table=published,
-                output_full=full,
+                output_table=None,
+                output_full=None,
+                writes=_writes(spec, arb.parent, where),
+                response_name=spec.response or "Freq",
+                decimals=decimals,
             )
         )
     return jobs
 
 
-def load_arb(path: str | os.PathLike[str], *, table: int | None = None) -> TableJob:
-    """The :class:`TableJob` of a tau-ARGUS batch file (``table``: which ``<SPECIFYTABLE>``).
+def _tabular_cost(spec: Any, meta: Any, table: Any, stated: Any, where: str) -> Any:
+    """The cost of a table given by its cells: the response (default), ``-1``, ``-2``, or the
+    metadata's ``<COST>`` variable (read into ``stated.cost``)."""
+    cost = spec.cost
+    if cost is None or cost == spec.response:
+        return "value"
+    if cost == "-1":
+        return "contributors"
+    if cost in ("-2", "-3"):
+        return "unity"
+    var = meta.variable(cost, where)
+    if var.role != "cost":
+        raise ParameterError(f"{where}: the cost variable {var.name!r} is not <COST> in the .rda.")
+    return "value"  # the cost column is in the statements, which replace it cell by cell
+
+
+def _cost_array(table: Any, cost: Any) -> Any:
+    if not isinstance(cost, str):
+        return np.asarray(cost, dtype=float)
+    if cost == "unity":
+        return np.ones(table.n_cells)
+    if cost == "contributors":
+        return np.maximum(table.n_contributors, 0).astype(float) + 1e-3
+    return np.abs(table.values) + 1e-3
+
+
+def load_arb(path: str | os.PathLike[str], *, table: int | None = None) -> Any:
+    """The job of one table of a tau-ARGUS batch file (``table``: which ``<SPECIFYTABLE>``).
 
     Parameters
     ----------
@@ -289,3 +536,167 @@ def load_arb(path: str | os.PathLike[str], *, table: int | None = None) -> Table
     if isinstance(table, bool) or not isinstance(table, int) or not 1 <= table <= len(jobs):
         raise ParameterError(f"The 'table' parameter must be a number from 1 to {len(jobs)}.")
     return jobs[table - 1]
+
+
+# ---------------------------------------------------------------------- running and writing
+def write_arb_outputs(job: Any, outcome: Any, *, write: bool = True) -> Any:
+    """Write a batch table's ``<WRITETABLE>`` files in tau-ARGUS's formats.
+
+    A file with the status (``AS+``, the SBS format) is internal and always written; the
+    others are published: written only when the audit passed, else withheld (an earlier one
+    removed).  Returns ``outcome`` with those files in ``written`` and ``withheld``.
+    """
+    from dataclasses import replace
+
+    from sdckit.tables.tauargus import parse_write_options, write_tauargus_table
+
+    written = list(outcome.written)
+    withheld = list(outcome.withheld)
+    if not write:
+        return outcome
+    for kind, options, target in job.writes:
+        opts = parse_write_options(kind, options)
+        internal = opts["AS"] or kind == 4
+        if internal or outcome.protected:
+            written.append(
+                write_tauargus_table(
+                    outcome.table,
+                    target,
+                    kind,
+                    options,
+                    response=job.response_name,
+                    decimals=getattr(job, "decimals", 0),
+                )
+            )
+        else:
+            withheld.append(target)
+            target.unlink(missing_ok=True)
+    return replace(outcome, written=written, withheld=withheld)
+
+
+def run_arb_job(job: Any, *, progress: Any = None, write: bool = True) -> Any:
+    """Run one job of a batch: :func:`~sdckit.jobs.run_table_job` and the batch's outputs
+    (:class:`ArbTableJob`), or :func:`run_arb_perturbation` (:class:`ArbPerturbationJob`)."""
+    from sdckit.jobs.tables import run_table_job
+
+    if isinstance(job, ArbPerturbationJob):
+        return run_arb_perturbation(job, write=write)
+    outcome = run_table_job(job, progress=progress, write=write)
+    if not isinstance(job, ArbTableJob):  # a TOML job writes its own outputs
+        return outcome
+    return write_arb_outputs(job, outcome, write=write)
+
+
+@dataclass(frozen=True)
+class ArbPerturbationResult:
+    """A rounded or cell-key-perturbed batch table: the method's result, the published table
+    (its values perturbed, every cell safe), the rounding audit (None for the cell key method)
+    and the files written."""
+
+    result: Any
+    table: Any
+    audit: Any
+    written: list[Path]
+    withheld: list[Path] = field(default_factory=list)
+
+    @property
+    def protected(self) -> bool:
+        """True: a perturbed table has no suppressed cell to under-protect."""
+        return True
+
+
+def run_arb_perturbation(job: ArbPerturbationJob, *, write: bool = True) -> ArbPerturbationResult:
+    """Round (``RND``) or perturb by the cell key method (``CKM``) a batch's frequency table
+    and write its outputs (the perturbed values; status columns say ``S``)."""
+    from dataclasses import replace as dc_replace
+
+    from sdckit.tables import ControlledRounding, audit_rounding
+    from sdckit.tables.cellkey import cell_key_counts
+    from sdckit.tables.ptable import read_ptable
+    from sdckit.tables.tauargus import write_tauargus_table
+
+    checked = None
+    if job.method == "RND":
+        method = ControlledRounding(**job.params)
+        result = method.apply(job.table)
+        published = result.rounded
+        checked = audit_rounding(
+            job.table, published, int(job.params["base"]), k_steps=job.params["k_steps"]
+        )
+    else:
+        result = cell_key_counts(
+            job.records, job.dimensions, read_ptable(job.params["ptable"]),
+            record_key=job.params["record_key"],
+        )  # fmt: skip
+        published = result.perturbed
+    table = dc_replace(job.table, values=np.asarray(published, dtype=float))
+    written = []
+    if write:
+        for kind, options, target in job.writes:
+            written.append(write_tauargus_table(table, target, kind, options))
+    return ArbPerturbationResult(result, table, checked, written)
+
+
+# ---------------------------------------------------------------------- a job as a batch
+def _suppress_command(method: Any) -> str:
+    """The ``<SUPPRESS>`` counterpart of a suppression method (for table 1)."""
+    from sdckit.tables import HypercubeSuppression, ModularSuppression, OptimalSuppression
+
+    single = int(bool(getattr(method, "singletons", True)))
+    if isinstance(method, HypercubeSuppression):
+        return f"GH(1,100,0,{single})"
+    if isinstance(method, ModularSuppression):
+        return f"MOD(1,5,{single},{single},0)"
+    if isinstance(method, OptimalSuppression):
+        limit = getattr(method, "time_limit", None)
+        minutes = max(1, int(np.ceil(float(limit) / 60.0))) if limit else 10
+        return f"OPT(1,{minutes})"
+    warnings.warn(
+        f"The suppression method {type(method).__name__} has no tau-ARGUS counterpart; the "
+        "batch uses the modular method (MOD).",
+        SdcWarning,
+        stacklevel=3,
+    )
+    return "MOD(1,5,1,1,0)"
+
+
+def write_arb(
+    job: TableJob, directory: str | os.PathLike[str], name: str | None = None
+) -> list[Path]:
+    """Write a table job as a tau-ARGUS batch on tabular input, to rerun it in tau-ARGUS.
+
+    The job's rules are applied first and the table is written with its primaries (status
+    ``U`` and their protection levels), its contributors and largest contributions, so that
+    tau-ARGUS protects the same primaries; the suppression method becomes ``GH``, ``MOD`` or
+    ``OPT`` (another method: ``MOD``, with a warning).  Running the batch with ``sdckit table``
+    gives the job's pattern again.
+
+    Parameters
+    ----------
+    job : TableJob
+        A validated job (:func:`~sdckit.jobs.load_table_job`).
+    directory : path
+        Where to write (created).
+    name : str, optional
+        The stem of the files (default: the job file's).
+
+    Returns
+    -------
+    list of Path
+        The batch (first), the metadata, the cells and the hierarchy files.
+    """
+    from sdckit.tables import apply_rules
+    from sdckit.tables.tauargus import write_tauargus_batch
+
+    marked = apply_rules(job.table, list(job.rules)) if job.rules else job.table
+    cost = getattr(job.suppression, "cost", "value")
+    decimals = marked.value_decimals if marked.value_decimals and marked.value_decimals > 0 else 0
+    return write_tauargus_batch(
+        marked,
+        directory,
+        name or job.path.stem,
+        suppress=_suppress_command(job.suppression),
+        response="Freq" if marked.kind == "count" else "value",
+        cost=cost,
+        decimals=decimals,
+    )

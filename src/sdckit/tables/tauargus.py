@@ -9,16 +9,21 @@ Readers for the files a tau-ARGUS user has (formats of the tau-ARGUS 4.1 manual,
   or free-format (``<SEPARATOR>`` on the first line; name, width, missing codes) microdata,
   with the keywords ``<RECODEABLE>`` (``<RECODABLE>``), ``<NUMERIC>``, ``<WEIGHT>``,
   ``<DECIMALS>``, ``<HIERARCHICAL>``, ``<HIERLEVELS>``, ``<HIERCODELIST>``,
-  ``<HIERLEADSTRING>``, ``<TOTCODE>``, ``<CODELIST>`` (labels, ignored), ``<DISTANCE>``,
-  ``<TRUNCABLE>`` and ``<RECORDKEY>`` (ignored); ``<HOLDING>``, ``<REQUEST>`` and SPSS metadata
-  are refused.
+  ``<HIERLEADSTRING>``, ``<TOTCODE>``, ``<RECORDKEY>`` and ``<PFILE>`` (the cell key
+  method), ``<CODELIST>`` (labels, ignored), ``<DISTANCE>`` and ``<TRUNCABLE>`` (ignored);
+  ``<HOLDING>``, ``<REQUEST>``, ``<CKM>`` (magnitudes) and SPSS metadata are refused.
+* :func:`read_table_rda`, :func:`read_tab`, :func:`table_from_tab`: tabular input (a table's
+  metadata and cells); :func:`read_hst`, :func:`apply_apriori`: a priori files;
+  :func:`recode_codes`: ``<RECODE>``; :func:`write_tauargus_table`: tau-ARGUS's output formats;
+  :func:`write_tauargus_batch`: a table as a batch on tabular input.
 * :func:`read_asc`: the microdata the .rda describes, as a polars frame (codes as text, numeric
   variables as numbers; missing numeric codes become nulls).
-* :func:`read_arb`: the commands of a batch file that specify tables, rules and suppression:
-  ``<OPENMICRODATA>``, ``<OPENMETADATA>``, ``<SPECIFYTABLE>``, ``<SAFETYRULE>``,
-  ``<READMICRODATA>``, ``<SUPPRESS>`` (``GH``, ``MOD``, ``OPT``), ``<WRITETABLE>``; ``<LOGBOOK>``,
-  ``<SOLVER>`` and ``<GOINTERACTIVE>`` are accepted and ignored.  Other commands (tabular
-  input, a priori files, rounding, CTA, the cell key method) are refused with the line number.
+* :func:`read_arb`: the commands of a batch file that specify tables, rules and protection:
+  ``<OPENMICRODATA>``, ``<OPENTABLEDATA>``, ``<OPENMETADATA>``, ``<SPECIFYTABLE>``,
+  ``<SAFETYRULE>``, ``<READMICRODATA>``, ``<READTABLE>``, ``<APRIORY>``, ``<RECODE>``,
+  ``<SUPPRESS>`` (``GH``, ``MOD``, ``OPT``, ``RND``, ``CKM``), ``<WRITETABLE>``; ``<LOGBOOK>``,
+  ``<SOLVER>``, ``<VERSIONINFO>`` and ``<GOINTERACTIVE>`` are accepted and ignored.  Other
+  commands (CTA, the network method, ``<CLEAR>``) are refused with the line number.
 
 :class:`TauArgusRule` applies a ``<SAFETYRULE>`` exactly as tau-ARGUS's library does
 (``CTable::ComputeCellSafeCode`` and ``SetProtectionLevelCell``): ``NK(n, k)`` dominance,
@@ -43,31 +48,57 @@ import polars as pl
 
 from sdckit.errors import DataError, ParameterError
 from sdckit.protection import Boolean, Instance, Integer, ListOf, MapOf, Param, Real, TupleOf
+from sdckit.tables._tauargus_arb import ArbBatch, ArbTable, read_arb
+from sdckit.tables._tauargus_io import read_lines as _read_lines
+from sdckit.tables._tauargus_io import tokens as _tokens
+from sdckit.tables._tauargus_recode import recode_codes
+from sdckit.tables._tauargus_tab import SAFE as SAFE_STATED
+from sdckit.tables._tauargus_tab import UNSAFE as UNSAFE_STATED
+from sdckit.tables._tauargus_tab import (
+    APriori,
+    TabMetadata,
+    TabVariable,
+    apply_apriori,
+    read_hst,
+    read_tab,
+    read_table_rda,
+    table_from_tab,
+)
+from sdckit.tables._tauargus_write import (
+    STATUS_LETTERS,
+    parse_write_options,
+    write_tauargus_batch,
+    write_tauargus_table,
+)
 from sdckit.tables.hierarchy import Hierarchy
 from sdckit.tables.rules import RuleOutcome, SensitivityRule
 from sdckit.tables.table import Table
 
 __all__ = [
+    "STATUS_LETTERS",
+    "APriori",
     "ArbBatch",
     "ArbTable",
     "RdaMetadata",
     "RdaVariable",
+    "TabMetadata",
+    "TabVariable",
     "TauArgusRule",
+    "apply_apriori",
     "parse_safety_rule",
+    "parse_write_options",
     "read_arb",
     "read_asc",
     "read_hrc",
+    "read_hst",
     "read_rda",
+    "read_tab",
+    "read_table_rda",
+    "recode_codes",
+    "table_from_tab",
+    "write_tauargus_batch",
+    "write_tauargus_table",
 ]
-
-
-def _read_lines(path: Path, what: str) -> list[str]:
-    if not path.is_file():
-        raise ParameterError(f"The {what} {path.name!r} does not exist; check its path.")
-    try:
-        return path.read_text(encoding="utf-8-sig").splitlines()
-    except UnicodeDecodeError:
-        return path.read_text(encoding="latin-1").splitlines()
 
 
 # ---------------------------------------------------------------------- .hrc
@@ -158,6 +189,8 @@ class RdaVariable:
     leadstring: str = "@"
     totcode: str = "Total"
     line: int = 0
+    recordkey: bool = False
+    pfile: str | None = None
 
 
 @dataclass
@@ -185,19 +218,11 @@ class RdaMetadata:
         return next((v for v in self.variables if v.weight), None)
 
 
-_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
-
-
-def _tokens(text: str) -> list[str]:
-    return [a if b == "" else b for a, b in _TOKEN.findall(text)]
-
-
-_IGNORED_KEYWORDS = {"<CODELIST>", "<DISTANCE>", "<TRUNCABLE>", "<RECORDKEY>"}
+_IGNORED_KEYWORDS = {"<CODELIST>", "<DISTANCE>", "<TRUNCABLE>"}
 _REFUSED_KEYWORDS = {
     "<HOLDING>": "holding (enterprise group) rules",
     "<REQUEST>": "the request rule",
     "<SPSS>": "SPSS system files",
-    "<PFILE>": "the cell key method",
     "<CKM>": "the cell key method",
 }
 
@@ -307,6 +332,13 @@ def read_rda(path: str | os.PathLike[str]) -> RdaMetadata:
             if not args:
                 raise DataError(f"Line {n} of {p.name!r}: <TOTCODE> needs a code.")
             current.totcode = args[0]
+        elif key == "<RECORDKEY>":
+            current.recordkey = True
+            current.numeric = True
+        elif key in ("<PFILE>", "<PFILE_FREQ>"):
+            if not args:
+                raise DataError(f"Line {n} of {p.name!r}: {key} needs a file name.")
+            current.pfile = args[0]
         elif key in _IGNORED_KEYWORDS:
             continue
         else:
@@ -546,6 +578,11 @@ class TauArgusRule(SensitivityRule):
             help="per spanning variable, its missing codes (for missing_safe)",
         ),
         "minimum_level": Param(Real(minimum=0), help="smallest protection level"),
+        "manual": Param(
+            Instance((APriori,), "a priori statements (read_hst, a status column)"),
+            None,
+            help="stated safe and unsafe cells and protection levels, overriding the rules",
+        ),
     }
 
     def __init__(
@@ -561,6 +598,7 @@ class TauArgusRule(SensitivityRule):
         missing_safe: bool = False,
         missing_codes: Mapping[str, Sequence[str]] | None = None,
         minimum_level: float = 1.0,
+        manual: APriori | None = None,
     ) -> None:
         self.dominance = list(dominance)
         self.pq = list(pq)
@@ -572,6 +610,7 @@ class TauArgusRule(SensitivityRule):
         self.missing_safe = missing_safe
         self.missing_codes = dict(missing_codes or {})
         self.minimum_level = minimum_level
+        self.manual = manual
 
     def _top(self, table: Table, k: int) -> np.ndarray:
         if table.top.shape[1] < k:
@@ -640,9 +679,34 @@ class TauArgusRule(SensitivityRule):
         level = np.maximum(np.abs(value) * perc, float(self.minimum_level))
         upper = np.where(value != 0, level, self.zero_range)
         lower = np.where(value != 0, level, 0.0)
+        if self.manual is not None:
+            unsafe, upper, lower = self._stated(table, unsafe, upper, lower)
         upper = np.where(unsafe, upper, 0.0)
         lower = np.where(unsafe, lower, 0.0)
         return RuleOutcome(unsafe, upper.astype(float), lower.astype(float), np.zeros(n))
+
+    def _stated(
+        self, table: Table, unsafe: np.ndarray, upper: np.ndarray, lower: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The verdicts and levels with the a priori statements applied over them: a stated
+        safe cell is safe, a stated unsafe one unsafe (level ``manual_range`` % of its value,
+        as tau-ARGUS's manual status), stated levels replace the rule's."""
+        m = self.manual
+        if m is None:
+            return unsafe, upper, lower
+        if m.status.size != table.n_cells:
+            raise ParameterError(
+                "The tau-ARGUS rule's a priori statements ('manual') are for another table; "
+                "read them for this one."
+            )
+        forced = (m.status == UNSAFE_STATED) & ~unsafe
+        level = np.maximum(np.abs(table.values) * self.manual_range / 100.0, self.minimum_level)
+        upper = np.where(forced, level, upper)
+        lower = np.where(forced, level, lower)
+        unsafe = (unsafe & (m.status != SAFE_STATED)) | forced
+        upper = np.where(np.isnan(m.upper_level), upper, m.upper_level)
+        lower = np.where(np.isnan(m.lower_level), lower, m.lower_level)
+        return unsafe, upper, lower
 
     @classmethod
     def contract_example(cls) -> tuple[SensitivityRule, Table]:
@@ -654,216 +718,3 @@ class TauArgusRule(SensitivityRule):
             n_contributors=[5, 2, 3],
         )
         return cls(dominance=[(1, 75.0)]), t
-
-
-# ---------------------------------------------------------------------- .arb
-@dataclass
-class ArbTable:
-    """One ``<SPECIFYTABLE>`` of a batch with its rules, suppression and outputs.
-
-    ``response`` is None for a frequency table (``<freq>``); ``cost`` is a variable name, or
-    ``-1`` (frequency), ``-2`` (unity), ``-3`` (distance); ``suppress`` is ``(method, args)``
-    (``("GH", [1, 75])``); ``writes`` holds ``(output type, options, file)``.
-    """
-
-    explanatory: list[str]
-    response: str | None
-    shadow: str | None = None
-    cost: str | None = None
-    cost_lambda: float = 1.0
-    safety_rule: str = ""
-    suppress: tuple[str, list[float]] | None = None
-    writes: list[tuple[int, str, str]] = field(default_factory=list)
-    line: int = 0
-
-
-@dataclass
-class ArbBatch:
-    """The commands of a tau-ARGUS batch file that sdckit translates."""
-
-    path: Path
-    microdata: Path | None = None
-    metadata: Path | None = None
-    tables: list[ArbTable] = field(default_factory=list)
-
-
-_SUPPORTED = (
-    "<OPENMICRODATA>",
-    "<OPENMETADATA>",
-    "<SPECIFYTABLE>",
-    "<SAFETYRULE>",
-    "<READMICRODATA>",
-    "<SUPPRESS>",
-    "<WRITETABLE>",
-)
-_IGNORED = ("<LOGBOOK>", "<SOLVER>", "<GOINTERACTIVE>")
-
-
-def _strip_comment(line: str) -> str:
-    quoted = False
-    for k, ch in enumerate(line):
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and line.startswith("//", k):
-            return line[:k]
-    return line
-
-
-def _commands(lines: list[str]) -> list[tuple[int, str, str]]:
-    """``(line, COMMAND, argument)``; lines without a command continue the previous one."""
-    out: list[tuple[int, str, str]] = []
-    for n, raw in enumerate(lines, start=1):
-        line = _strip_comment(raw).strip()
-        if not line:
-            continue
-        m = re.match(r"^(<[A-Za-z]+>)\s*(.*)$", line)
-        if m:
-            out.append((n, m.group(1).upper(), m.group(2).strip()))
-        elif out:
-            n0, cmd, arg = out[-1]
-            out[-1] = (n0, cmd, (arg + line).strip())
-        else:
-            raise DataError(f"Line {n} of the batch file does not start with a <COMMAND>.")
-    return out
-
-
-def _unquote(text: str) -> str:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
-        return text[1:-1]
-    return text.strip('"')
-
-
-def _resolve(base: Path, name: str) -> Path:
-    """A file named in a batch: relative names from the batch's folder; Windows paths kept."""
-    p = Path(name.replace("\\", os.sep)) if not re.match(r"^[A-Za-z]:", name) else Path(name)
-    if p.is_absolute():
-        return p
-    if re.match(r"^[A-Za-z]:", name):
-        # a Windows drive path: look for the file by its name next to the batch file
-        return base / Path(name.replace("\\", "/")).name
-    return base / p
-
-
-def _specify_table(arg: str, n: int, name: str) -> ArbTable:
-    parts = arg.split("|")
-    expl = re.findall(r'"([^"]*)"', parts[0])
-    if not expl:
-        expl = parts[0].split()
-    if not expl or len(parts) < 2:
-        raise DataError(
-            f"Line {n} of the batch file {name!r}: <SPECIFYTABLE> needs the explanatory variables "
-            'and the response ("Region""Size"|"Turnover"|...).'
-        )
-    response = _unquote(parts[1])
-    resp = None if response.lower() in ("<freq>", "freq", "") else response
-    shadow = _unquote(parts[2]) if len(parts) > 2 and _unquote(parts[2]) else None
-    cost: str | None = None
-    lam = 1.0
-    if len(parts) > 3:
-        tail = parts[3]
-        if "," in tail:
-            tail, lam_text = tail.split(",", 1)
-            try:
-                lam = float(lam_text.strip()) if lam_text.strip() else 1.0
-            except ValueError:
-                raise DataError(
-                    f"Line {n} of the batch file {name!r}: the lambda of <SPECIFYTABLE> must be a "
-                    "number."
-                ) from None
-        cost = _unquote(tail) or None
-    if len(parts) > 4 and parts[4].strip():
-        try:
-            lam = float(parts[4].strip())
-        except ValueError:
-            raise DataError(
-                f"Line {n} of the batch file {name!r}: the lambda of <SPECIFYTABLE> must be a "
-                "number."
-            ) from None
-    return ArbTable(expl, resp, shadow, cost, lam, line=n)
-
-
-def read_arb(path: str | os.PathLike[str]) -> ArbBatch:
-    """The tables, rules, suppressions and outputs a tau-ARGUS batch file specifies.
-
-    Raises
-    ------
-    DataError
-        A command sdckit does not translate, or one that cannot be read (named by line).
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "job.arb").write_text(
-    ...     '<OPENMICRODATA> "data.asc"\\n<OPENMETADATA> "data.rda"\\n'
-    ...     '<SPECIFYTABLE> "Region""Size"|"Income"|"Income"|"Income"\\n'
-    ...     '<SAFETYRULE> P(15,1)|FREQ(3,20)\\n<READMICRODATA>\\n<SUPPRESS> MOD(1)\\n'
-    ...     '<WRITETABLE> (1,2,AS+,"out.csv")\\n')
-    >>> b = read_arb(d / "job.arb")
-    >>> b.tables[0].explanatory, b.tables[0].suppress, b.tables[0].writes[0][:2]
-    (['Region', 'Size'], ('MOD', [1.0]), (2, 'AS+'))
-    """
-    p = Path(path)
-    base = p.parent
-    batch = ArbBatch(p)
-    for n, cmd, arg in _commands(_read_lines(p, "batch file")):
-        where = f"Line {n} of the batch file {p.name!r}"
-        if cmd in _IGNORED:
-            continue
-        if cmd not in _SUPPORTED:
-            raise DataError(
-                f"{where}: {cmd} is not supported by sdckit's translation of tau-ARGUS batches "
-                f"(supported: {', '.join(_SUPPORTED)}; ignored: {', '.join(_IGNORED)})."
-            )
-        if cmd == "<OPENMICRODATA>":
-            batch.microdata = _resolve(base, _unquote(arg))
-        elif cmd == "<OPENMETADATA>":
-            batch.metadata = _resolve(base, _unquote(arg))
-        elif cmd == "<SPECIFYTABLE>":
-            batch.tables.append(_specify_table(arg, n, p.name))
-        elif cmd == "<SAFETYRULE>":
-            if not batch.tables:
-                raise DataError(f"{where}: <SAFETYRULE> comes before any <SPECIFYTABLE>.")
-            batch.tables[-1].safety_rule = arg
-        elif cmd == "<READMICRODATA>":
-            continue
-        elif cmd == "<SUPPRESS>":
-            m = re.match(r"^([A-Za-z]+)\s*\(([^()]*)\)\s*$", arg)
-            if not m:
-                raise DataError(f"{where}: <SUPPRESS> must read METHOD(table, ...), e.g. GH(1,75).")
-            method = m.group(1).upper()
-            if method not in ("GH", "MOD", "OPT"):
-                raise DataError(
-                    f"{where}: the suppression method {method} is not supported (GH, MOD and OPT "
-                    "are)."
-                )
-            try:
-                args = [float(a) for a in m.group(2).split(",") if a.strip()]
-            except ValueError:
-                raise DataError(
-                    f"{where}: the parameters of {method}(...) must be numbers."
-                ) from None
-            tab = int(args[0]) if args else 0
-            if tab < 1 or tab > len(batch.tables):
-                raise DataError(
-                    f"{where}: {method}(...) names table {tab}, but {len(batch.tables)} table(s) "
-                    "are specified before it."
-                )
-            batch.tables[tab - 1].suppress = (method, args)
-        elif cmd == "<WRITETABLE>":
-            inner = arg.strip()
-            if inner.startswith("(") and inner.endswith(")"):
-                inner = inner[1:-1]
-            fields = [s.strip() for s in inner.split(",", 3)]
-            if len(fields) != 4 or not fields[0].isdigit() or not fields[1].isdigit():
-                raise DataError(
-                    f'{where}: <WRITETABLE> must read (table, output type, options, "file").'
-                )
-            tab = int(fields[0])
-            if tab < 1 or tab > len(batch.tables):
-                raise DataError(f"{where}: <WRITETABLE> names a table that is not specified.")
-            batch.tables[tab - 1].writes.append(
-                (int(fields[1]), fields[2].upper(), _unquote(fields[3]))
-            )
-    return batch
