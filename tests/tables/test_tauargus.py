@@ -21,7 +21,7 @@ import polars as pl
 import pytest
 
 from sdckit import SdcError
-from sdckit.jobs.tables import TableJob, run_table_job
+from sdckit.jobs.tables import TableJob
 from sdckit.jobs.tauargus import load_arb, load_arb_jobs, run_arb_job
 from sdckit.tables import (
     HypercubeSuppression,
@@ -365,7 +365,7 @@ def test_read_arb_commands(tmp_path: Path) -> None:
     assert (t.explanatory, t.response, t.shadow, t.cost) == (["A", "B"], "V", "V", "-1")
     assert t.safety_rule == "NK(3,75)" and t.suppress == ("GH", [1.0, 75.0, 0.0, 0.0])
     assert t.writes == [(3, "AS-", "out.txt")]
-    p.write_text('<CLEAR>\n')
+    p.write_text("<CLEAR>\n")
     with pytest.raises(SdcError, match=r"Line 1 .*<CLEAR> is not supported"):
         read_arb(p)
     p.write_text('<SPECIFYTABLE> "A"|"V"\n<SUPPRESS> CTA(1)\n')

@@ -100,7 +100,9 @@ def _check_distinct_outputs(jobs: list[Any]) -> None:
 
     seen: dict[Path, Any] = {}
     for job in jobs:
-        for p in (job.output_table, job.output_full, job.report_internal, job.report_external):
+        named = ("output_table", "output_full", "report_internal", "report_external")
+        batch_files = [p for _, _, p in getattr(job, "writes", ())]  # a tau-ARGUS batch's
+        for p in [getattr(job, name, None) for name in named] + batch_files:
             if p is None:
                 continue
             other = seen.setdefault(p.resolve(), job)
@@ -109,6 +111,15 @@ def _check_distinct_outputs(jobs: list[Any]) -> None:
                     f"The jobs {other.title!r} and {job.title!r} write the same file "
                     f"{p.name!r}; give each job its own outputs."
                 )
+
+
+def _print_perturbations(console: Any, jobs: list[Any], outcomes: list[Any]) -> None:
+    """Write and print the rounded (RND) and cell-key (CKM) tables of a batch."""
+    from sdckit.jobs.tauargus import write_arb_outputs
+
+    for job, outcome in zip(jobs, outcomes, strict=True):
+        with reported_errors():
+            _print_perturbation(console, job, write_arb_outputs(job, outcome))
 
 
 def _print_perturbation(console: Any, job: Any, outcome: Any) -> None:
@@ -196,13 +207,16 @@ def table_command(
     ok = True
     perturbed = [job for job in jobs if isinstance(job, ArbPerturbationJob)]
     jobs = [job for job in jobs if not isinstance(job, ArbPerturbationJob)]
+    done = []  # rounded / cell-key tables: run first, written with the others' outputs
     for job in perturbed:
         with reported_errors():
             try:
-                outcome = run_arb_job(job)
+                done.append(run_arb_job(job, write=False))
             except SdcError as exc:
                 raise fail(f"{job.title}: {exc}") from None
-        _print_perturbation(console, job, outcome)
+    if not jobs:
+        _print_perturbations(console, perturbed, done)
+        return
     if len(jobs) > 1:
         # tables of one file share cells: run_table_jobs protects them together
         with reported_errors(), progress_bar(console) as progress:
@@ -220,6 +234,7 @@ def table_command(
         ]
         for job, outcome in zip(jobs, outcomes, strict=True):
             ok = _print_outcome(console, job, outcome, titles) and ok
+        _print_perturbations(console, perturbed, done)
         if not ok:
             raise typer.Exit(1)
         return
@@ -233,5 +248,6 @@ def table_command(
                     raise
                 raise fail(f"{job.title}: {exc}") from None
         ok = _print_outcome(console, job, outcome) and ok
+    _print_perturbations(console, perturbed, done)
     if not ok:
         raise typer.Exit(1)

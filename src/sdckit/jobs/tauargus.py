@@ -251,7 +251,13 @@ def _tabular_table(batch: Any, spec: Any, meta: Any, frame: Any, where: str) -> 
             raise DataError(f"{where}: the variable {var.name!r} has no code in the table file.")
         dims[var.name] = _hierarchy(var, meta, batch.path.parent, codes)
     table, stated = table_from_tab(
-        frame, meta, dims, spec.response, compute_totals=batch.read_table == 1, where=where
+        frame,
+        meta,
+        dims,
+        spec.response,
+        compute_totals=batch.read_table == 1,
+        keep_status=batch.keep_status,
+        where=where,
     )
     if spec.safety_rule:  # a rule decides; a safe status no longer overrides it
         stated.status[stated.status == 0] = -1
@@ -607,13 +613,13 @@ class ArbPerturbationResult:
 
 def run_arb_perturbation(job: ArbPerturbationJob, *, write: bool = True) -> ArbPerturbationResult:
     """Round (``RND``) or perturb by the cell key method (``CKM``) a batch's frequency table
-    and write its outputs (the perturbed values; status columns say ``S``)."""
+    and write its outputs (the perturbed values; status columns say ``S``) unless
+    ``write=False`` (then :func:`write_arb_outputs` writes them)."""
     from dataclasses import replace as dc_replace
 
     from sdckit.tables import ControlledRounding, audit_rounding
     from sdckit.tables.cellkey import cell_key_counts
     from sdckit.tables.ptable import read_ptable
-    from sdckit.tables.tauargus import write_tauargus_table
 
     checked = None
     if job.method == "RND":
@@ -630,11 +636,8 @@ def run_arb_perturbation(job: ArbPerturbationJob, *, write: bool = True) -> ArbP
         )  # fmt: skip
         published = result.perturbed
     table = dc_replace(job.table, values=np.asarray(published, dtype=float))
-    written = []
-    if write:
-        for kind, options, target in job.writes:
-            written.append(write_tauargus_table(table, target, kind, options))
-    return ArbPerturbationResult(result, table, checked, written)
+    outcome = ArbPerturbationResult(result, table, checked, [])
+    return write_arb_outputs(job, outcome, write=write)
 
 
 # ---------------------------------------------------------------------- a job as a batch

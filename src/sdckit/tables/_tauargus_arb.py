@@ -56,6 +56,8 @@ class ArbBatch:
     tabular: Path | None = None
     #: ``<READTABLE>``'s parameter: 0 totals read and checked, 1 totals computed
     read_table: int | None = None
+    #: ``<READTABLE> 1T``: the statuses given for totals are kept
+    keep_status: bool = False
 
 
 _SUPPORTED = (
@@ -226,6 +228,7 @@ def read_arb(path: str | os.PathLike[str]) -> ArbBatch:
                     "optionally followed by T or F."
                 )
             batch.read_table = int(m.group(1) or 0)
+            batch.keep_status = m.group(2).upper() == "T" and batch.read_table == 1
         elif cmd in ("<APRIORY>", "<APRIORI>"):
             fields = [f.strip() for f in re.findall(r'"[^"]*"|[^,]+', arg)]
             if len(fields) < 3 or not fields[1].isdigit():

@@ -52,6 +52,19 @@ def _key(code: str) -> tuple[int, float, str]:
         return (1, 0.0, code)
 
 
+def _in_range(code: str, lo: str, hi: str) -> bool:
+    """``lo <= code <= hi`` (an empty end is open); numbers compare with numbers, text with
+    text, and a number is never in a range of text (nor the reverse)."""
+    k = _key(code)
+    for end, sign in ((lo, 1), (hi, -1)):
+        if not end:
+            continue
+        e = _key(end)
+        if e[0] != k[0] or sign * ((k > e) - (k < e)) < 0:
+            return False
+    return True
+
+
 def _flat_recode(path: Path, h: Hierarchy) -> tuple[Hierarchy, dict[str, str]]:
     leaves = [h.codes[i] for i in h.leaves.tolist()]
     mapping = {c: c for c in leaves}
@@ -72,11 +85,7 @@ def _flat_recode(path: Path, h: Hierarchy) -> tuple[Hierarchy, dict[str, str]]:
                 continue
             if "-" in part:
                 lo, hi = (s.strip() for s in part.split("-", 1))
-                hit = [
-                    c
-                    for c in leaves
-                    if (not lo or _key(c) >= _key(lo)) and (not hi or _key(c) <= _key(hi))
-                ]
+                hit = [c for c in leaves if _in_range(c, lo, hi)]
             else:
                 hit = [c for c in leaves if c == part]
             for c in hit:

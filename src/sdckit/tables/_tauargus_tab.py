@@ -349,6 +349,7 @@ def table_from_tab(
     response: str | None,
     *,
     compute_totals: bool = False,
+    keep_status: bool = False,
     where: str = "",
 ) -> tuple[Table, APriori]:
     """The table of the cells :func:`read_tab` read, and what the file states about them.
@@ -365,6 +366,9 @@ def table_from_tab(
     compute_totals : bool
         Compute every total from the bottom cells (``<READTABLE> 1``) instead of reading them
         (``<READTABLE> 0``: the given totals must add up).
+    keep_status : bool
+        With ``compute_totals``, keep the statuses, levels and costs the file gives for
+        totals (``<READTABLE> 1T``); otherwise only the bottom cells' are read.
 
     Returns
     -------
@@ -449,6 +453,9 @@ def table_from_tab(
         kind="count" if response is None else "magnitude",
     )
     stated = APriori.empty(n)
+    if compute_totals and keep_status:  # the statements of every row, totals included
+        rows = np.arange(len(frame))
+        cell = np.ravel_multi_index(tuple(pos.T), shape)
     status_vars = metadata.with_role("status")
     if status_vars:
         codes = np.array(frame.get_column(status_vars[0].name).to_list(), dtype=object)[rows]

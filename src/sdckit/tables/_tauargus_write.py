@@ -188,7 +188,8 @@ def write_tauargus_table(
                 continue
             row = [*codes[i], values[i]]
             if kind == 4:
-                row.append(str(int(max(table.n_contributors[i], 0))))
+                known = table.n_contributors[i] >= 0
+                row.append(str(int(table.n_contributors[i])) if known else "")
             if add_status:
                 row.append(letters[i])
             if kind == 4 and opts["HL"]:

@@ -1,0 +1,458 @@
+"""tau-ARGUS batches beyond microdata and suppression: tabular input, a priori files,
+``<RECODE>``, rounding and the cell key method in ``<SUPPRESS>``, tau-ARGUS's output formats,
+and ``sdckit table --write-arb``.
+
+``data/tauargus/tableinput`` holds tau-ARGUS's own test of tabular input (``TestTable.arb``,
+``pp.rda``, ``pp.tab``, ``region2.hrc``: sdcTools/tauargus, ``data/tableinput``, EUPL 1.1), a
+table written by tau-ARGUS itself (decimal commas, quoted codes with leading spaces, totals
+given, statuses ``S`` / ``U`` / ``E`` and protection levels).  The other files are small and
+made by hand here, their expected values worked out in the comments.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from sdckit import SdcError
+from sdckit.cli.app import app
+from sdckit.errors import SdcWarning
+from sdckit.jobs import load_table_job, run_table_job
+from sdckit.jobs.tauargus import (
+    ArbPerturbationJob,
+    load_arb_jobs,
+    run_arb_job,
+)
+from sdckit.tables import Hierarchy, Table, apply_rules, audit
+from sdckit.tables.cellkey import cell_key_counts, count_ptable
+from sdckit.tables.ptable import write_ptable
+from sdckit.tables.tauargus import (
+    read_hst,
+    read_tab,
+    read_table_rda,
+    recode_codes,
+    write_tauargus_table,
+)
+
+DATA = Path(__file__).parent / "data" / "tauargus"
+runner = CliRunner()
+
+
+def run(*args: str | Path) -> tuple[int, str, str]:
+    result = runner.invoke(app, [str(a) for a in args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+# ---------------------------------------------------------------------- tau-ARGUS's own test
+def test_tau_argus_table_input_runs(tmp_path: Path) -> None:
+    for f in (DATA / "tableinput").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    arb = tmp_path / "TestTable.arb"
+    arb.write_text(
+        arb.read_text() + '<SUPPRESS> MOD(1,5,1,0,0)\n<WRITETABLE> (1,2,AS+,"out.csv")\n'
+    )
+    (job,) = load_arb_jobs(arb)
+    t = job.table
+    assert t.dimensions == ("Size", "Region")
+    assert t.hierarchies[1].codes[:5] == ("Total", "Nr", "1", "2", "3")
+    # decimal commas read, and the totals the file gives add up (checked on reading)
+    assert t.values[0] == pytest.approx(16847646.84)
+    assert t.n_contributors[0] == 42723
+    # every row of the file is its cell
+    meta = read_table_rda(tmp_path / "pp.rda")
+    frame = read_tab(tmp_path / "pp.tab", meta)
+    # every bottom cell of the file is its cell (<READTABLE> 1: the totals are computed)
+    leaves = [{h.codes[i] for i in h.leaves.tolist()} for h in t.hierarchies]
+    n = 0
+    for row in frame.iter_rows(named=True):
+        if row["Size"] in leaves[0] and row["Region"] in leaves[1]:
+            c = t.cell(Size=row["Size"], Region=row["Region"])
+            assert t.values[c] == pytest.approx(row["Var2"])
+            n += 1
+    assert n > 50
+    # <READTABLE> 1T without <SAFETYRULE>: the file's statuses decide; its 9 "U" rows (two of
+    # them region subtotals, kept by the T) are the primaries, with the file's levels
+    marked = apply_rules(t, list(job.rules))
+    unsafe = frame.filter(pl.col("StatusVar") == "U")
+    assert unsafe.height == 9 == int(marked.primary.sum())
+    for row in unsafe.iter_rows(named=True):
+        c = t.cell(Size=row["Size"], Region=row["Region"])
+        assert marked.primary[c]
+        assert marked.upper[c] == pytest.approx(row["UpperProtLevel"])
+    res = run_arb_job(job)
+    assert res.protected and res.table.secondary.sum() > 0
+    assert audit(res.table, intervals="exact").ok
+    out = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
+    assert out.columns == ["Size", "Region", "Var2", "Status"]
+    assert (out["Status"] == "U").sum() == 9
+
+
+# ---------------------------------------------------------------------- a hand-made batch
+RDA = """<SEPARATOR> ","
+Sector
+  <RECODEABLE>
+  <TOTCODE> Total
+Size
+  <RECODEABLE>
+  <TOTCODE> Total
+Turnover
+  <NUMERIC>
+  <DECIMALS> 0
+Freq
+  <FREQUENCY>
+Top1
+  <MAXSCORE>
+Top2
+  <MAXSCORE>
+"""
+# Sector A, B, C x Size s, l: (value, contributors, largest two contributions)
+CELLS = {
+    ("A", "s"): (100, 10, 20, 15),
+    ("A", "l"): (50, 2, 30, 20),  # 2 contributors: FREQ(3) primary
+    ("B", "s"): (80, 8, 12, 11),
+    ("B", "l"): (90, 1, 90, 0),  # 1 contributor: primary
+    ("C", "s"): (60, 6, 10, 9),
+    ("C", "l"): (40, 5, 35, 2),  # NK(1,80): 35 / 40 = 87.5 % > 80: primary
+}
+
+
+def _tab(cells: dict, totals: bool) -> str:
+    rows = [f"{a},{b},{v},{n},{t1},{t2}" for (a, b), (v, n, t1, t2) in cells.items()]
+    if totals:
+        sums: dict[tuple[str, str], list[float]] = {}
+        for (a, b), (v, n, t1, t2) in cells.items():
+            for key in ((a, "Total"), ("Total", b), ("Total", "Total")):
+                s = sums.setdefault(key, [0, 0, 0, 0])
+                s[0] += v
+                s[1] += n
+                s[2:] = sorted([*s[2:], t1, t2], reverse=True)[:2]
+        rows += [f"{a},{b},{v},{n},{t1},{t2}" for (a, b), (v, n, t1, t2) in sums.items()]
+    return "\n".join(rows) + "\n"
+
+
+def _batch(d: Path, *, totals: bool = True, read: str = "0", extra: str = "") -> Path:
+    (d / "biz.rda").write_text(RDA)
+    (d / "biz.tab").write_text(_tab(CELLS, totals))
+    arb = d / "biz.arb"
+    arb.write_text(
+        '<OPENTABLEDATA> "biz.tab"\n<OPENMETADATA> "biz.rda"\n'
+        '<SPECIFYTABLE> "Sector""Size"|"Turnover"||\n<SAFETYRULE> FREQ(3,20)|NK(1,80)\n'
+        f"<READTABLE> {read}\n{extra}<SUPPRESS> OPT(1,1)\n"
+        '<WRITETABLE> (1,2,AS+,"out/status.csv")\n<WRITETABLE> (1,3,,"out/published.txt")\n'
+    )
+    return arb
+
+
+def test_tabular_batch_applies_the_rules(tmp_path: Path) -> None:
+    (job,) = load_arb_jobs(_batch(tmp_path))
+    marked = apply_rules(job.table, list(job.rules))
+    t = job.table
+    flagged = {(a, b) for (a, b) in CELLS if marked.primary[t.cell(Sector=a, Size=b)]}
+    assert flagged == {("A", "l"), ("B", "l"), ("C", "l")}
+    assert int(marked.primary.sum()) == 3
+    # NK(1,80) level: 100/80 * 35 - 40 = 3.75; FREQ(3,20): 20 % of 50 = 10
+    assert marked.upper[t.cell(Sector="C", Size="l")] == pytest.approx(3.75)
+    assert marked.upper[t.cell(Sector="A", Size="l")] == pytest.approx(10.0)
+
+
+def test_totals_computed_from_the_bottom_cells(tmp_path: Path) -> None:
+    for name in "abc":
+        (tmp_path / name).mkdir()
+    (given,) = load_arb_jobs(_batch(tmp_path / "a", totals=True))
+    (computed,) = load_arb_jobs(_batch(tmp_path / "b", totals=False, read="1"))
+    np.testing.assert_allclose(computed.table.values, given.table.values)
+    np.testing.assert_array_equal(computed.table.n_contributors, given.table.n_contributors)
+    np.testing.assert_allclose(computed.table.top, given.table.top)
+    assert computed.table.values[0] == 420  # 100 + 50 + 80 + 90 + 60 + 40
+    # totals read that do not add up: the message names the cell, not a value
+    d = tmp_path / "c"
+    arb = _batch(d)
+    (d / "biz.tab").write_text(
+        (d / "biz.tab").read_text().replace("Total,Total,420", "Total,Total,421")
+    )
+    with pytest.raises(SdcError, match=r"not the sum of its parts: cell 0 "):
+        load_arb_jobs(arb)
+
+
+def test_apriori_file_statuses_levels_and_costs(tmp_path: Path) -> None:
+    hst = tmp_path / "biz.hst"
+    # B,l: stated safe (the rule's verdict overridden); A,s: stated unsafe with levels 5, 7;
+    # B,s: protected (never suppressed); C,s: cost 1000 (expensive to suppress); a code
+    # that is not in the table: skipped with a warning (ignore errors = 1)
+    hst.write_text("B;l;s\nA;s;u\nA;s;pl;5;7\nB;s;p\nC;s;c;1000\nZ;s;u\n")
+    arb = _batch(tmp_path, extra='<APRIORY> "biz.hst",1,";",1\n')
+    with pytest.warns(SdcWarning, match="1 line"):
+        (job,) = load_arb_jobs(arb)
+    t = job.table
+    marked = apply_rules(t, list(job.rules))
+    flagged = {(a, b) for (a, b) in CELLS if marked.primary[t.cell(Sector=a, Size=b)]}
+    assert flagged == {("A", "l"), ("A", "s"), ("C", "l")}
+    a_s = t.cell(Sector="A", Size="s")
+    assert (marked.lower[a_s], marked.upper[a_s]) == (5.0, 7.0)
+    assert t.status[t.cell(Sector="B", Size="s")] == 4  # protected
+    cost = np.asarray(job.suppression.cost)
+    assert cost[t.cell(Sector="C", Size="s")] == 1000.0
+    assert cost[t.cell(Sector="A", Size="s")] == pytest.approx(100.001)  # the value (+1e-3)
+    res = run_arb_job(job)
+    assert res.protected
+    assert not res.table.suppressed[t.cell(Sector="B", Size="s")]
+    # ignore errors = 0: the unknown code is an error naming the file and line
+    arb.write_text(arb.read_text().replace('";",1', '";",0'))
+    with pytest.raises(SdcError, match=r"Line 6 of the a priori file 'biz.hst'"):
+        load_arb_jobs(arb)
+
+
+def test_the_batch_with_tabular_input_and_apriori_runs_through_the_cli(tmp_path: Path) -> None:
+    (tmp_path / "biz.hst").write_text("B,s,p\n")
+    arb = _batch(tmp_path, extra='<APRIORY> "biz.hst",1,","\n')
+    code, stdout, stderr = run("table", arb)
+    assert code == 0, stderr
+    assert "every suppressed cell protected" in stdout
+    status = pl.read_csv(tmp_path / "out" / "status.csv", infer_schema=False)
+    assert status.columns == ["Sector", "Size", "Turnover", "Status"]
+    letters = dict(
+        zip(zip(status["Sector"], status["Size"], strict=True), status["Status"], strict=True)
+    )
+    assert letters[("B", "s")] == "P"
+    assert {k for k, v in letters.items() if v == "U"} == {("A", "l"), ("B", "l"), ("C", "l")}
+    published = (tmp_path / "out" / "published.txt").read_text().splitlines()
+    hidden = {ln.rsplit(",", 1)[0] for ln in published if ln.endswith(",x")}
+    assert hidden == {f'"{a}","{b}"' for (a, b), s in letters.items() if s in ("U", "M")}
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "needle"),
+    [
+        ("biz.tab", "A,s,100,10,20\n", r"Line 1 of the table file 'biz.tab' has 5 fields"),
+        ("biz.tab", "A,s,1OO,10,20,15\n", r"Line 1 of the table file 'biz.tab'.*'Turnover'"),
+        ("biz.rda", RDA + "  <HOLDING>\n", r"Line 17 of the metadata file 'biz.rda'.*<HOLDING>"),
+        ("biz.rda", RDA.replace("  <FREQUENCY>\n", ""), r"Line 11 .*'Freq' has no role"),
+    ],
+)
+def test_malformed_lines_name_the_file_and_line(
+    tmp_path: Path, file: str, text: str, needle: str
+) -> None:
+    arb = _batch(tmp_path)
+    (tmp_path / file).write_text(text)
+    with pytest.raises(SdcError, match=needle):
+        load_arb_jobs(arb)
+
+
+def test_read_hst_malformed_lines(tmp_path: Path) -> None:
+    t = Table.from_array(np.array([9.0, 7.0, 2.0]), {"x": ["a", "b"]})
+    p = tmp_path / "a.hst"
+    for text, needle in [
+        ("a,s\nb,q\n", r"Line 2 of the a priori file 'a.hst': the type"),
+        ("a,pl,1\n", r"Line 1 .*PL needs 2 number"),
+        ("a,c,abc\n", r"Line 1 .*must be numbers"),
+        ("a,pl,-1,2\n", r"Line 1 .*must not be negative"),
+    ]:
+        p.write_text(text)
+        with pytest.raises(SdcError, match=needle):
+            read_hst(p, t)
+    p.write_text("a;s\n")
+    with pytest.raises(SdcError, match="no separator ','"):
+        read_hst(p, t)
+    p.write_text("a,ab,1,8\nTotal,ml\n")
+    ap = read_hst(p, t)
+    assert (ap.lower_bound[1], ap.upper_bound[1]) == (1.0, 8.0)
+    assert ap.status.tolist() == [3, -1, -1]
+
+
+# ---------------------------------------------------------------------- <RECODE>
+def test_recode_codes() -> None:
+    h = Hierarchy.from_dict({"T": ["A", "B"], "A": ["A1", "A2"], "A1": ["A11", "A12"], "B": ["B1"]})
+    new, mapping = recode_codes(h, "2")
+    assert new.codes == ("T", "A", "A1", "A2", "B", "B1")
+    assert mapping == {"A11": "A1", "A12": "A1", "A2": "A2", "B1": "B1"}
+    new, mapping = recode_codes(h, "1")
+    assert new.codes == ("T", "A", "B") and mapping["A12"] == "A"
+
+
+def test_recode_files(tmp_path: Path) -> None:
+    flat = Hierarchy.flat(["1", "2", "3", "10", "x"])
+    grc = tmp_path / "r.grc"
+    grc.write_text("low: 1-3\nhigh: 10-\n")  # 10 is a number: "10" >= "10", "3" < "10"
+    new, mapping = recode_codes(flat, grc)
+    assert mapping == {"1": "low", "2": "low", "3": "low", "10": "high", "x": "x"}
+    assert set(new.codes) == {"Total", "low", "high", "x"}
+    tree = Hierarchy.from_dict({"Total": ["A", "B"], "A": ["A1", "A2"], "B": ["B1"]})
+    grc.write_text("<TREERECODE>\nA\n")
+    new, mapping = recode_codes(tree, grc)
+    assert new.codes == ("Total", "A", "B", "B1") and mapping["A2"] == "A"
+    grc.write_text("<TREERECODE>\nZ\n")
+    with pytest.raises(SdcError, match=r"Line 2 of the recode file 'r.grc'"):
+        recode_codes(tree, grc)
+    grc.write_text("low 1-3\n")
+    with pytest.raises(SdcError, match=r"Line 1 of the recode file 'r.grc'"):
+        recode_codes(flat, grc)
+
+
+MICRO_RDA = """Sector 1 1
+  <RECODEABLE>
+Size 2 2
+  <RECODEABLE>
+  <HIERARCHICAL>
+  <HIERLEVELS> 1 1
+Key 4 6
+  <RECORDKEY>
+"""
+
+
+def _micro(d: Path, suppress: str, extra: str = "", spec: str = "<freq>") -> Path:
+    """A microdata batch: 60 records over Sector (A, B, C) x Size (11, 12, 21, 22)."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(60):
+        sector = "ABC"[i % 3]
+        size = ["11", "12", "21", "22"][int(rng.integers(4))]
+        lines.append(f"{sector}{size}{(i * 0.0137) % 1:.4f}")
+    (d / "m.asc").write_text("\n".join(lines) + "\n")
+    (d / "m.rda").write_text(MICRO_RDA)
+    arb = d / "m.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "m.asc"\n<OPENMETADATA> "m.rda"\n'
+        f'<SPECIFYTABLE> "Sector""Size"|{spec}||\n<SAFETYRULE> FREQ(4,10)\n<READMICRODATA>\n'
+        f'{extra}<SUPPRESS> {suppress}\n<WRITETABLE> (1,2,AS-,"out.csv")\n'
+    )
+    return arb
+
+
+def test_recode_in_a_batch(tmp_path: Path) -> None:
+    arb = _micro(tmp_path, "GH(1,100,0,1)")
+    (full,) = load_arb_jobs(arb)
+    arb.write_text(arb.read_text().replace("<SUPPRESS>", "<RECODE> 1, Size, 1\n<SUPPRESS>"))
+    (recoded,) = load_arb_jobs(arb)
+    assert recoded.table.hierarchies[1].codes == ("Total", "1", "2")
+    # the recoded cells are the sums of the cells they replace
+    for sector in ("A", "B", "C", "Total"):
+        for code in ("1", "2"):
+            assert (
+                recoded.table.values[recoded.table.cell(Sector=sector, Size=code)]
+                == (full.table.values[full.table.cell(Sector=sector, Size=code)])
+            )
+    arb.write_text(arb.read_text().replace("<RECODE> 1, Size, 1", "<RECODE> 1, Nosuch, 1"))
+    with pytest.raises(SdcError, match="'Nosuch'"):
+        load_arb_jobs(arb)
+
+
+# ---------------------------------------------------------------------- RND and CKM
+def test_controlled_rounding_in_a_batch(tmp_path: Path) -> None:
+    arb = _micro(tmp_path, "RND(1,5,0,1)")
+    (job,) = load_arb_jobs(arb)
+    assert isinstance(job, ArbPerturbationJob)
+    assert job.params == {"base": 5, "k_steps": 0, "time_limit": 60.0}
+    code, _stdout, stderr = run("table", arb)
+    assert code == 0, stderr
+    out = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
+    rounded = out["Freq"].cast(float).to_numpy()
+    assert np.all(rounded % 5 == 0)
+    t = job.table
+    assert np.allclose(t.constraint_matrix @ rounded, 0)  # additive, totals included
+    assert np.all(np.abs(rounded - t.values) < 5)  # zero-restricted: an adjacent multiple
+
+
+def test_cell_key_method_in_a_batch(tmp_path: Path) -> None:
+    ptable = count_ptable(D=2, V=1.0)
+    write_ptable(ptable, tmp_path / "p.txt")
+    arb = _micro(tmp_path, 'CKM(1) "p.txt"')
+    (job,) = load_arb_jobs(arb)
+    res = run_arb_job(job)
+    direct = cell_key_counts(job.records, job.dimensions, ptable, record_key="Key")
+    np.testing.assert_allclose(res.table.values, direct.perturbed)
+    out = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
+    np.testing.assert_allclose(out["Freq"].cast(float).to_numpy(), direct.perturbed)
+
+
+# ---------------------------------------------------------------------- output formats
+def test_output_formats_by_hand(tmp_path: Path) -> None:
+    from sdckit.tables import CellStatus
+
+    t = Table.from_array(
+        np.array([[10.0, 6.0, 4.0], [7.0, 5.0, 2.0], [3.0, 1.0, 2.0]]),
+        {"r": ["a", "b"], "c": ["x", "y"]},
+    )
+    t = t.suppress([4, 7], CellStatus.PRIMARY).suppress([5, 8])  # (a,x), (b,x) | (a,y), (b,y)
+    p = tmp_path / "t"
+    text = write_tauargus_table(t, p, 1).read_text()
+    assert text == '"r","Total","x","y"\n"Total",10,6,4\n"a",7,x,x\n"b",3,x,x\n'
+    text = write_tauargus_table(t, p, 2, "AS+").read_text()
+    assert text.splitlines()[:3] == [
+        '"r","c","Freq","Status"',
+        '"Total","Total",10,S',
+        '"Total","x",6,S',
+    ]
+    assert text.splitlines()[5:7] == ['"a","x",5,U', '"a","y",2,M']
+    text = write_tauargus_table(t, p, 3, "QU-").read_text()
+    assert text.splitlines()[3:5] == ["a,Total,7", "a,x,x"]
+    text = write_tauargus_table(t, p, 4, "HL+", decimals=1).read_text()
+    assert text.splitlines()[4] == '"a","x",5.0,,U,1,1'  # contributors unknown
+    with pytest.raises(SdcError, match="output type 5"):
+        write_tauargus_table(t, p, 5)
+    with pytest.raises(SdcError, match="options"):
+        write_tauargus_table(t, p, 2, "XX+")
+
+
+def test_empty_cells_are_not_zeros(tmp_path: Path) -> None:
+    t = Table.from_array(np.array([5.0, 5.0, 0.0]), {"x": ["a", "b"]}, n_contributors=[2, 2, 0])
+    p = tmp_path / "e.csv"
+    assert write_tauargus_table(t, p, 3).read_text() == '"Total",5\n"a",5\n"b",-\n'
+    assert write_tauargus_table(t, p, 3, "SE+").read_text() == '"Total",5\n"a",5\n'
+    assert write_tauargus_table(t, p, 3, "AS+").read_text().splitlines()[2] == '"b",0,E'
+
+
+# ---------------------------------------------------------------------- --write-arb
+JOB = """
+title = "Persons by region and occupation"
+[input]
+file = "{data}"
+[table]
+dimensions = ["region", "occupation"]
+[[rules]]
+rule = "min_frequency"
+threshold = 4
+[suppression]
+method = "{method}"
+[output]
+table_full = "out/full.csv"
+"""
+
+
+@pytest.mark.parametrize("method", ["hypercube", "modular"])
+def test_write_arb_round_trip(tmp_path: Path, method: str) -> None:
+    from sdckit.datasets import generate_census
+    from sdckit.io import write_data
+
+    data = tmp_path / "census.csv"
+    write_data(generate_census(600, seed=2), data)
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(JOB.format(data=data.as_posix(), method=method))
+    code, stdout, stderr = run("table", job_file, "--write-arb", tmp_path / "arb")
+    assert code == 0, stderr
+    arb = tmp_path / "arb" / "job.arb"
+    assert arb.is_file() and "Wrote" in stdout
+    assert not (tmp_path / "out").exists()  # written, not run
+    direct = run_table_job(load_table_job(job_file), write=False)
+    code, stdout, stderr = run("table", arb)
+    assert code == 0, stderr
+    status = pl.read_csv(tmp_path / "arb" / "job_status.csv", infer_schema=False)
+    t = direct.table
+    letters = np.array(status["Status"].to_list())
+    np.testing.assert_array_equal(letters == "U", t.primary)
+    np.testing.assert_array_equal(letters == "M", t.secondary)
+    (batch_job,) = load_arb_jobs(arb)
+    np.testing.assert_allclose(batch_job.table.values, t.values)
+    np.testing.assert_array_equal(batch_job.table.n_contributors, t.n_contributors)
+    marked = apply_rules(batch_job.table, list(batch_job.rules))
+    np.testing.assert_allclose(marked.upper, t.upper)
+
+
+def test_write_arb_refuses_a_batch(tmp_path: Path) -> None:
+    arb = _micro(tmp_path, "GH(1,100,0,1)")
+    code, _stdout, stderr = run("table", arb, "--write-arb", tmp_path / "x")
+    assert code == 2 and "a batch is one already" in stderr
