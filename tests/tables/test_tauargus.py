@@ -314,8 +314,11 @@ def test_parse_safety_rule() -> None:
     assert parse_safety_rule("NK(0,0)|P(25,1)")["dominance"] == []  # NK(0,0): no rule
     with pytest.raises(SdcError, match="holding"):
         parse_safety_rule("NK(3,75)|NK(1,50)|NK(2,80)")
-    with pytest.raises(SdcError, match="request rule"):
-        parse_safety_rule("REQ(70,70,3,10)")
+    assert parse_safety_rule("REQ(70,60,3,10)")["request"] == (70.0, 60.0, 3, 10.0)
+    with pytest.raises(SdcError, match="holding level"):
+        parse_safety_rule("REQ(70,60,3,10)|REQ(70,60,3,10)")
+    with pytest.raises(SdcError, match=r"REQ\(\.\.\.\) needs 4"):
+        parse_safety_rule("REQ(70,60)")
     with pytest.raises(SdcError, match="unknown rule"):
         parse_safety_rule("XYZ(1)")
 

@@ -456,3 +456,40 @@ def test_write_arb_refuses_a_batch(tmp_path: Path) -> None:
     arb = _micro(tmp_path, "GH(1,100,0,1)")
     code, _stdout, stderr = run("table", arb, "--write-arb", tmp_path / "x")
     assert code == 2 and "a batch is one already" in stderr
+
+
+# ---------------------------------------------------------------------- REQ
+def test_request_rule(tmp_path: Path) -> None:
+    # Sector, request code, turnover; REQ(30, 50, 3, 10):
+    # A: a code-1 record gives 50 of 120 (41.7 % > 30 %): unsafe, level 10 % of 120 = 12
+    # B: a code-2 record gives 40 of 125 (32 % <= 50 %), 4 contributors: safe
+    # C: a code-1 record gives 5 of 305: safe
+    # D: a code-2 record in a cell of 2 contributors (< 3): unsafe, level 2
+    # Total: code 1 at most 50 of 570: safe
+    records = {
+        "A": [(50, "1"), (30, "0"), (20, "0"), (10, "0"), (10, "0")],
+        "B": [(40, "2"), (30, "0"), (30, "0"), (25, "0")],
+        "C": [(5, "1"), (100, "0"), (100, "0"), (100, "0")],
+        "D": [(10, "2"), (10, "0")],
+    }
+    lines = [f"{s}{r}{v:>5d}" for s, recs in records.items() for v, r in recs]
+    (tmp_path / "r.asc").write_text("\n".join(lines) + "\n")
+    (tmp_path / "r.rda").write_text(
+        'Sector 1 1\n  <RECODEABLE>\nReq 2 1\n  <REQUEST> "1" "2"\nTurn 3 5\n  <NUMERIC>\n'
+    )
+    arb = tmp_path / "r.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "r.asc"\n<OPENMETADATA> "r.rda"\n<SPECIFYTABLE> "Sector"|"Turn"||\n'
+        "<SAFETYRULE> REQ(30,50,3,10)\n<READMICRODATA>\n<SUPPRESS> GH(1,100,0,1)\n"
+    )
+    (job,) = load_arb_jobs(arb)
+    marked = apply_rules(job.table, list(job.rules))
+    t = job.table
+    assert t.hierarchies[0].codes == ("Total", "A", "B", "C", "D")
+    assert marked.primary.tolist() == [False, True, False, False, True]
+    assert marked.upper.tolist() == pytest.approx([0, 12.0, 0, 0, 2.0])
+    assert run_arb_job(job).protected
+    # a request rule without a <REQUEST> variable
+    (tmp_path / "r.rda").write_text("Sector 1 1\n  <RECODEABLE>\nReq 2 1\nTurn 3 5\n  <NUMERIC>\n")
+    with pytest.raises(SdcError, match="<REQUEST> variable"):
+        load_arb_jobs(arb)

@@ -41,11 +41,12 @@ and hierarchy files (``.hrc``) becomes one :class:`~sdckit.jobs.tables.TableJob`
   written; the others are published, withheld (and an earlier one removed) when the audit
   fails.
 
-Not translated (refused with the line number): CTA, the network method, holding and request
-rules, the expansion of trivial levels in a priori files.  The a priori bound
-percentage of ``GH`` and the modular ``MinFreq`` option have no sdckit counterpart and are
-ignored.  With ``WGT(1)`` the table is weighted with sdckit's semantics (expanded
-contributions), which differ from tau-ARGUS's (a record of weight ``w`` counted as ``w``
+The request rule ``REQ(p1, p2, m, margin)`` reads the codes of the .rda's ``<REQUEST>``
+variable (magnitude tables from microdata).  Not translated (refused with the line number):
+CTA, the network method, holding rules, the expansion of trivial levels in a priori files.
+The a priori bound percentage of ``GH`` and the modular ``MinFreq`` option have no sdckit
+counterpart and are ignored.  With ``WGT(1)`` the table is weighted with sdckit's semantics
+(expanded contributions), which differ from tau-ARGUS's (a record of weight ``w`` counted as ``w``
 contributors): a warning says so.
 """
 
@@ -395,6 +396,7 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
         where = f"{arb.name}, line {spec.line} (table {k})"
         rules = parse_safety_rule(spec.safety_rule or "", f"{where} <SAFETYRULE>")
         weighted = rules.pop("weights")
+        request = rules.get("request")
         missing_codes: dict[str, list[str]] = {}
         table_data = data
         decimals = 0
@@ -462,6 +464,12 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
             jobs.append(_perturbation(spec, batch, arb, table, where, extra))
             continue
         table = apply_apriori(table, stated)
+        if request is not None:
+            if tabular or spec.response is None:
+                raise ParameterError(
+                    f"{where}: the request rule REQ needs a magnitude table from microdata."
+                )
+            rules["request_top"] = _request_top(meta, table_data, dims, spec.response, where)
         rule = TauArgusRule(
             **rules, missing_codes=missing_codes, minimum_level=float(10.0**-decimals),
             manual=stated,
@@ -491,6 +499,26 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
             )
         )
     return jobs
+
+
+def _request_top(meta: Any, data: Any, dims: dict[str, Any], response: str, where: str) -> Any:
+    """Per cell, the largest contribution of a record with the first and the second
+    ``<REQUEST>`` code (0 where none)."""
+    from sdckit.tables import Table
+
+    var = next((v for v in meta.variables if v.request), None)
+    if var is None:
+        raise ParameterError(f"{where}: REQ needs a <REQUEST> variable in the .rda.")
+    value = meta.variable(response).name
+    n = int(np.prod([h.size for h in dims.values()]))
+    out = np.zeros((n, 2))
+    codes = data.get_column(var.name).str.strip_chars()
+    for j, code in enumerate(var.request[:2]):
+        subset = data.filter(codes == code.strip())
+        if subset.height:
+            part = Table.from_microdata(subset, dims, value, n_top=1)
+            out[:, j] = np.abs(part.top[:, 0])
+    return out
 
 
 def _tabular_cost(spec: Any, meta: Any, table: Any, stated: Any, where: str) -> Any:

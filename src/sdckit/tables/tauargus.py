@@ -11,7 +11,8 @@ Readers for the files a tau-ARGUS user has (formats of the tau-ARGUS 4.1 manual,
   ``<DECIMALS>``, ``<HIERARCHICAL>``, ``<HIERLEVELS>``, ``<HIERCODELIST>``,
   ``<HIERLEADSTRING>``, ``<TOTCODE>``, ``<RECORDKEY>`` and ``<PFILE>`` (the cell key
   method), ``<CODELIST>`` (labels, ignored), ``<DISTANCE>`` and ``<TRUNCABLE>`` (ignored);
-  ``<HOLDING>``, ``<REQUEST>``, ``<CKM>`` (magnitudes) and SPSS metadata are refused.
+  ``<REQUEST>`` (the request rule's codes); ``<HOLDING>``, ``<CKM>`` (magnitudes) and SPSS
+  metadata are refused.
 * :func:`read_table_rda`, :func:`read_tab`, :func:`table_from_tab`: tabular input (a table's
   metadata and cells); :func:`read_hst`, :func:`apply_apriori`: a priori files;
   :func:`recode_codes`: ``<RECODE>``; :func:`write_tauargus_table`: tau-ARGUS's output formats;
@@ -28,7 +29,8 @@ Readers for the files a tau-ARGUS user has (formats of the tau-ARGUS 4.1 manual,
 :class:`TauArgusRule` applies a ``<SAFETYRULE>`` exactly as tau-ARGUS's library does
 (``CTable::ComputeCellSafeCode`` and ``SetProtectionLevelCell``): ``NK(n, k)`` dominance,
 ``P(p, n)`` / ``P(p, q, n)`` prior-posterior rules with ``n`` intruders in coalition,
-``FREQ(m, range)``, ``ZERO(range)``, ``MIS``, ``MAN``.  The batch-to-job translation is
+``FREQ(m, range)``, ``ZERO(range)``, ``MIS``, ``MAN`` and ``REQ(p1, p2, m, margin)`` (the
+request rule, ``UnsafeCellPeep``).  The batch-to-job translation is
 :func:`sdckit.jobs.tauargus.load_arb`.
 
 Messages name the file, the line and the keyword at fault, never a data value.
@@ -191,6 +193,8 @@ class RdaVariable:
     line: int = 0
     recordkey: bool = False
     pfile: str | None = None
+    #: ``<REQUEST>``: the codes of a record asking for protection (first, second)
+    request: tuple[str, ...] = ()
 
 
 @dataclass
@@ -221,7 +225,6 @@ class RdaMetadata:
 _IGNORED_KEYWORDS = {"<CODELIST>", "<DISTANCE>", "<TRUNCABLE>"}
 _REFUSED_KEYWORDS = {
     "<HOLDING>": "holding (enterprise group) rules",
-    "<REQUEST>": "the request rule",
     "<SPSS>": "SPSS system files",
     "<CKM>": "the cell key method",
 }
@@ -332,6 +335,10 @@ def read_rda(path: str | os.PathLike[str]) -> RdaMetadata:
             if not args:
                 raise DataError(f"Line {n} of {p.name!r}: <TOTCODE> needs a code.")
             current.totcode = args[0]
+        elif key == "<REQUEST>":
+            if not args:
+                raise DataError(f"Line {n} of {p.name!r}: <REQUEST> needs one or two codes.")
+            current.request = tuple(args[:2])
         elif key == "<RECORDKEY>":
             current.recordkey = True
             current.numeric = True
@@ -428,7 +435,8 @@ _RULE = re.compile(r"^\s*([A-Za-z]+)\s*\(([^()]*)\)\s*$")
 def parse_safety_rule(text: str, where: str = "<SAFETYRULE>") -> dict[str, Any]:
     """The parameters of a ``<SAFETYRULE>`` (``P(15,3)|NK(3,75)|FREQ(3,20)|ZERO(10)|MIS(1)``).
 
-    Returns the keyword arguments of :class:`TauArgusRule` (plus ``"weights"``: WGT(1)).
+    Returns the keyword arguments of :class:`TauArgusRule` (plus ``"weights"``: WGT(1), and
+    ``"request"``: REQ(p1, p2, minimum frequency, margin) when given).
 
     Examples
     --------
@@ -512,7 +520,13 @@ def parse_safety_rule(text: str, where: str = "<SAFETYRULE>") -> dict[str, Any]:
             need(1)
             out["weights"] = args[0] == 1
         elif name == "REQ":
-            raise ParameterError(f"{where}: the request rule REQ(...) is not supported by sdckit.")
+            need(4)
+            if "request" in out:
+                raise ParameterError(
+                    f"{where}: a second REQ rule would apply at the holding level, which sdckit "
+                    "does not support."
+                )
+            out["request"] = (float(args[0]), float(args[1]), int(args[2]), float(args[3]))
         else:
             raise ParameterError(
                 f"{where}: unknown rule {name}(...); tau-ARGUS rules are P, NK, FREQ, ZERO, "
@@ -578,6 +592,17 @@ class TauArgusRule(SensitivityRule):
             help="per spanning variable, its missing codes (for missing_safe)",
         ),
         "minimum_level": Param(Real(minimum=0), help="smallest protection level"),
+        "request": Param(
+            TupleOf((Real(minimum=0), Real(minimum=0), Integer(minimum=0), Real(minimum=0))),
+            None,
+            help="REQ: (p1, p2, minimum frequency, safety margin %) of the request rule",
+        ),
+        "request_top": Param(
+            Instance((np.ndarray,), "an (n_cells, 2) array"),
+            None,
+            help="per cell, the largest contribution of a record with the first and the second "
+            "request code (0: none)",
+        ),
         "manual": Param(
             Instance((APriori,), "a priori statements (read_hst, a status column)"),
             None,
@@ -598,6 +623,8 @@ class TauArgusRule(SensitivityRule):
         missing_safe: bool = False,
         missing_codes: Mapping[str, Sequence[str]] | None = None,
         minimum_level: float = 1.0,
+        request: tuple[float, float, int, float] | None = None,
+        request_top: np.ndarray | None = None,
         manual: APriori | None = None,
     ) -> None:
         self.dominance = list(dominance)
@@ -610,6 +637,8 @@ class TauArgusRule(SensitivityRule):
         self.missing_safe = missing_safe
         self.missing_codes = dict(missing_codes or {})
         self.minimum_level = minimum_level
+        self.request = request
+        self.request_top = request_top
         self.manual = manual
 
     def _top(self, table: Table, k: int) -> np.ndarray:
@@ -649,9 +678,11 @@ class TauArgusRule(SensitivityRule):
             level = p * x1 / q + big
             rule_level = np.where(level - value > 0, np.maximum(rule_level, level), rule_level)
         by_rule &= nonempty
-        by_freq = ~by_rule & nonempty & (freq < max(self.min_frequency, 1))
+        by_request = ~by_rule & nonempty & self._requested(table, freq)
+        by_freq = ~by_rule & ~by_request & nonempty & (freq < max(self.min_frequency, 1))
         by_zero = ~by_rule & ~by_freq & nonempty & (value == 0) & bool(self.zero_unsafe)
-        unsafe = by_rule | by_freq | by_zero
+        by_zero &= ~by_request
+        unsafe = by_rule | by_request | by_freq | by_zero
         if self.missing_safe and self.missing_codes:
             missing = np.zeros(n, dtype=bool)
             for d, h in zip(table.dimensions, table.hierarchies, strict=True):
@@ -675,6 +706,8 @@ class TauArgusRule(SensitivityRule):
             np.divide(distance, value, out=np.zeros(n), where=value != 0),
         )
         perc = np.where(by_rule, perc, self.frequency_range / 100.0)
+        if self.request is not None:
+            perc = np.where(by_request, self.request[3] / 100.0, perc)
         perc = np.abs(perc)
         level = np.maximum(np.abs(value) * perc, float(self.minimum_level))
         upper = np.where(value != 0, level, self.zero_range)
@@ -684,6 +717,28 @@ class TauArgusRule(SensitivityRule):
         upper = np.where(unsafe, upper, 0.0)
         lower = np.where(unsafe, lower, 0.0)
         return RuleOutcome(unsafe, upper.astype(float), lower.astype(float), np.zeros(n))
+
+    def _requested(self, table: Table, freq: np.ndarray) -> np.ndarray:
+        """REQ(p1, p2, m, margin) as tau-ARGUS's ``UnsafeCellPeep``: a cell with a contributor
+        that asked for protection (request code 1 or 2) is unsafe when that contribution
+        exceeds p1 % (code 1) or p2 % (code 2) of the cell value, or when the cell has fewer
+        than m contributors."""
+        n = table.n_cells
+        if self.request is None:
+            return np.zeros(n, dtype=bool)
+        top = self.request_top
+        if top is None or top.shape != (n, 2):
+            raise ParameterError(
+                "The request rule needs, per cell, the largest contribution of a requesting "
+                "record of each code ('request_top', shape (n_cells, 2)); a batch gives it from "
+                "the .rda's <REQUEST> variable."
+            )
+        p1, p2, m, _ = self.request
+        value = np.abs(table.values)
+        asked = (top[:, 0] > 0) | (top[:, 1] > 0)
+        out = (p1 > 0) & (top[:, 0] > p1 / 100.0 * value)
+        out |= (p2 > 0) & (top[:, 1] > p2 / 100.0 * value)
+        return out | (asked & (freq < m))
 
     def _stated(
         self, table: Table, unsafe: np.ndarray, upper: np.ndarray, lower: np.ndarray
