@@ -251,6 +251,11 @@ def write_tauargus_batch(
     if np.any(~np.isfinite(table.values)):
         raise DataError("The table has missing or infinite values; it cannot be written.")
     dims = list(table.dimensions)
+    if any('"' in c for h in table.hierarchies for c in h.codes) or any('"' in d for d in dims):
+        raise DataError(
+            "A code or dimension name holds a double quote, which tau-ARGUS files cannot quote; "
+            "recode it first."
+        )
     if len({d.lower() for d in [*dims, response]}) != len(dims) + 1:
         raise ParameterError("The response name clashes with a dimension; rename it.")
     k = table.top.shape[1]
