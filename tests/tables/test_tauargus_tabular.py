@@ -91,7 +91,7 @@ def test_tau_argus_table_input_runs(tmp_path: Path) -> None:
     assert audit(res.table, intervals="exact").ok
     out = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
     assert out.columns == ["Size", "Region", "Var2", "Status"]
-    assert (out["Status"] == "U").sum() == 9
+    assert (out["Status"] == "9").sum() == 9  # tau-ARGUS's "unsafe (manual)"
 
 
 # ---------------------------------------------------------------------- a hand-made batch
@@ -217,14 +217,21 @@ def test_the_batch_with_tabular_input_and_apriori_runs_through_the_cli(tmp_path:
     assert "every suppressed cell protected" in stdout
     status = pl.read_csv(tmp_path / "out" / "status.csv", infer_schema=False)
     assert status.columns == ["Sector", "Size", "Turnover", "Status"]
-    letters = dict(
+    numbers = dict(
         zip(zip(status["Sector"], status["Size"], strict=True), status["Status"], strict=True)
     )
-    assert letters[("B", "s")] == "P"
-    assert {k for k, v in letters.items() if v == "U"} == {("A", "l"), ("B", "l"), ("C", "l")}
+    assert numbers[("B", "s")] == "10"  # protected
+    # tau-ARGUS's status numbers: 5 unsafe by the frequency rule, 3 by the dominance rule
+    # (B,l: one contributor, 100 % > 80 %: the dominance rule comes first, as in tau-ARGUS)
+    assert {k: v for k, v in numbers.items() if v in ("3", "5")} == {
+        ("A", "l"): "5",
+        ("B", "l"): "3",
+        ("C", "l"): "3",
+    }
     published = (tmp_path / "out" / "published.txt").read_text().splitlines()
     hidden = {ln.rsplit(",", 1)[0] for ln in published if ln.endswith(",x")}
-    assert hidden == {f'"{a}","{b}"' for (a, b), s in letters.items() if s in ("U", "M")}
+    assert hidden == {f'"{a}","{b}"' for (a, b), s in numbers.items() if s in ("3", "5", "11")}
+    assert "11" in numbers.values()  # some secondaries
 
 
 @pytest.mark.parametrize(
@@ -378,26 +385,64 @@ def test_output_formats_by_hand(tmp_path: Path) -> None:
     t = Table.from_array(
         np.array([[10.0, 6.0, 4.0], [7.0, 5.0, 2.0], [3.0, 1.0, 2.0]]),
         {"r": ["a", "b"], "c": ["x", "y"]},
+        n_contributors=[[6, 3, 3], [4, 2, 2], [2, 1, 1]],
+        top=[[[4, 2], [4, 1], [2, 1]], [[4, 2], [4, 1], [1, 1]], [[1, 1], [1, 0], [1, 1]]],
     )
     t = t.suppress([4, 7], CellStatus.PRIMARY).suppress([5, 8])  # (a,x), (b,x) | (a,y), (b,y)
     p = tmp_path / "t"
+    # 1: the last dimension across, an empty line after the block
     text = write_tauargus_table(t, p, 1).read_text()
-    assert text == '"r","Total","x","y"\n"Total",10,6,4\n"a",7,x,x\n"b",3,x,x\n'
-    text = write_tauargus_table(t, p, 2, "AS+").read_text()
-    assert text.splitlines()[:3] == [
-        '"r","c","Freq","Status"',
-        '"Total","Total",10,S',
-        '"Total","x",6,S',
+    assert text == ',"Total","x","y"\n"Total",10,6,4\n"a",7,x,x\n"b",3,x,x\n\n'
+    # 2 with the status: tau-ARGUS's numbers (1 safe, 3 unsafe by a rule, 11 secondary)
+    lines = write_tauargus_table(t, p, 2, "AS+").read_text().splitlines()
+    assert lines[:3] == ['"r","c","Freq","Status"', '"Total","Total",10,1', '"Total","x",6,1']
+    assert lines[5:7] == ['"a","x",5,3', '"a","y",2,11']
+    # 3 without quotes: no first line, "x" for a suppressed value
+    lines = write_tauargus_table(t, p, 3, "QU-").read_text().splitlines()
+    assert lines[3:5] == ["a,Total,7", "a,x,x"]
+    # 4, SBS: codes (with HL+ their levels), value, contributors, letter and shares; (b,x)
+    # flagged by the frequency rule (status 5: "A"), (a,x) by a dominance rule on the largest
+    # contribution ("B", 4 of 5 = 80 %), (a,y) secondary ("D")
+    codes = np.zeros(t.n_cells, dtype=np.int64)
+    codes[[4, 7]] = [3, 5]
+    out = write_tauargus_table(t, p, 4, "HL+", decimals=1, status_codes=codes, n_top=1)
+    lines = out.read_text().splitlines()
+    assert lines[0] == '"Total",0,"Total",0,10.0,6,V'
+    assert lines[4:8] == [
+        '"a",1,"x",1,5.0,2,B,80.0',
+        '"a",1,"y",1,2.0,2,D',
+        '"b",1,"Total",0,3.0,2,V',
+        '"b",1,"x",1,1.0,1,A',
     ]
-    assert text.splitlines()[5:7] == ['"a","x",5,U', '"a","y",2,M']
-    text = write_tauargus_table(t, p, 3, "QU-").read_text()
-    assert text.splitlines()[3:5] == ["a,Total,7", "a,x,x"]
-    text = write_tauargus_table(t, p, 4, "HL+", decimals=1).read_text()
-    assert text.splitlines()[4] == '"a","x",5.0,,U,1,1'  # contributors unknown
+    # a p% rule: "F" and the shares of the two largest contributions
+    line = write_tauargus_table(t, p, 4, "", status_codes=codes, pq=True).read_text()
+    assert line.splitlines()[4] == '"a","x",5,2,F,80.0,20.0'
     with pytest.raises(SdcError, match="output type 5"):
         write_tauargus_table(t, p, 5)
     with pytest.raises(SdcError, match="options"):
         write_tauargus_table(t, p, 2, "XX+")
+
+
+def test_csv_of_three_dimensions_has_blocks(tmp_path: Path) -> None:
+    values = np.zeros((3, 3, 3))
+    leaves = np.array([[1.0, 2.0], [3.0, 4.0]])
+    values[1:, 1:, 1:] = np.stack([leaves, leaves * 10])
+    values[0] = values[1:].sum(axis=0)
+    values[:, 0] = values[:, 1:].sum(axis=1)
+    values[:, :, 0] = values[:, :, 1:].sum(axis=2)
+    t = Table.from_array(values, {"a": ["p", "q"], "b": ["r", "s"], "c": ["u", "v"]})
+    lines = write_tauargus_table(t, tmp_path / "c.csv", 1, "QU-").read_text().splitlines()
+    # one block per code of the first variable, named as tau-ARGUS names it
+    assert lines[:6] == [
+        "Var 1,Total",
+        ",Total,u,v",
+        "Total,110,44,66",
+        "r,33,11,22",
+        "s,77,33,44",
+        "",
+    ]
+    assert lines[6:9] == ["Var 1,p", ",Total,u,v", "Total,10,4,6"]
+    assert len(lines) == 3 * 6
 
 
 def test_empty_cells_are_not_zeros(tmp_path: Path) -> None:
@@ -405,7 +450,8 @@ def test_empty_cells_are_not_zeros(tmp_path: Path) -> None:
     p = tmp_path / "e.csv"
     assert write_tauargus_table(t, p, 3).read_text() == '"Total",5\n"a",5\n"b",-\n'
     assert write_tauargus_table(t, p, 3, "SE+").read_text() == '"Total",5\n"a",5\n'
-    assert write_tauargus_table(t, p, 3, "AS+").read_text().splitlines()[2] == '"b",0,E'
+    assert write_tauargus_table(t, p, 3, "AS+").read_text().splitlines()[2] == '"b",-,14'
+    assert write_tauargus_table(t, p, 1).read_text() == ',"Total","a","b"\n,5,5,-'
 
 
 # ---------------------------------------------------------------------- --write-arb
@@ -444,9 +490,9 @@ def test_write_arb_round_trip(tmp_path: Path, method: str) -> None:
     assert code == 0, stderr
     status = pl.read_csv(tmp_path / "arb" / "job_status.csv", infer_schema=False)
     t = direct.table
-    letters = np.array(status["Status"].to_list())
-    np.testing.assert_array_equal(letters == "U", t.primary)
-    np.testing.assert_array_equal(letters == "M", t.secondary)
+    numbers = np.array(status["Status"].to_list())
+    np.testing.assert_array_equal(numbers == "9", t.primary)  # stated unsafe in the .tab
+    np.testing.assert_array_equal(numbers == "11", t.secondary)
     (batch_job,) = load_arb_jobs(arb)
     np.testing.assert_allclose(batch_job.table.values, t.values)
     np.testing.assert_array_equal(batch_job.table.n_contributors, t.n_contributors)

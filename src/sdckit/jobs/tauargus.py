@@ -588,6 +588,13 @@ def write_arb_outputs(job: Any, outcome: Any, *, write: bool = True) -> Any:
     withheld = list(outcome.withheld)
     if not write:
         return outcome
+    extra: dict[str, Any] = {}
+    rule = next((r for r in getattr(job, "rules", ()) if hasattr(r, "status_codes")), None)
+    if rule is not None:  # the rule behind each primary, for the status numbers and SBS
+        extra["status_codes"] = rule.status_codes(job.table)
+        ns = [n for n, _ in rule.dominance] + [n + 1 for _, _, n in rule.pq]
+        extra["n_top"] = max(ns, default=0)
+        extra["pq"] = bool(rule.pq)
     for kind, options, target in job.writes:
         opts = parse_write_options(kind, options)
         internal = opts["AS"] or kind == 4
@@ -600,6 +607,7 @@ def write_arb_outputs(job: Any, outcome: Any, *, write: bool = True) -> Any:
                     options,
                     response=job.response_name,
                     decimals=getattr(job, "decimals", 0),
+                    **extra,
                 )
             )
         else:

@@ -1,22 +1,28 @@
 """Tables written in tau-ARGUS's output formats, and a table written as a tau-ARGUS batch.
 
-``<WRITETABLE> (t, kind, options, "file")`` kinds (tau-ARGUS manual 4.1, section 4.6 and 5.7):
+``<WRITETABLE> (t, kind, options, "file")`` kinds, as tau-ARGUS writes them (manual 4.1,
+sections 4.6 and 5.7; the layouts of libtauargus's ``WriteCSV`` and ``WriteCellRecords``):
 
-1. **CSV file**: the table as tau-ARGUS shows it: the last spanning variable across, one line
-   per combination of the codes of the others; the first line names those variables and the
-   codes across.
+1. **CSV file**: the table as tau-ARGUS shows it: the last spanning variable across, the one
+   before it down, one block per combination of the codes of the others (a line ``Var k,code``
+   names the block) followed by an empty line; the first line of a block is an empty label
+   and the codes across.  A one-dimensional table is one line of codes and one of values.
 2. **CSV file for a pivot table**: one line per cell: the codes, the value and (``AS+``) the
-   status; the first line names the columns.
+   status; the first line names the columns (the response is ``Freq`` for a frequency table).
 3. **Code-value file**: as 2, without the first line unless ``FL+``.
-4. **SBS format**: one line per non-empty cell: the codes, the value, the number of
-   contributors and the status (and with ``HL+`` the level of each code in its hierarchy).
+4. **SBS format**: one line per non-empty cell: the codes (``HL+``: each followed by its level
+   in the hierarchy), the value, the number of contributors and a letter: ``V`` safe, ``A``
+   unsafe by the frequency rule, ``B`` unsafe by another rule (request, zero, manual, or a
+   dominance rule on the largest contribution), ``C`` unsafe by a dominance rule on two or more
+   largest contributions, ``F`` unsafe by a p% rule, ``D`` secondary; after ``B``, ``C``, ``F``
+   the share of the largest contribution(s) in percent (two shares for a p% rule).
 
-Symbols: a suppressed value is written ``x`` and an empty cell ``-`` (tau-ARGUS's defaults),
-unless the status is added (``AS+``, or the SBS format), in which case every value is written
-and the status says what is published: ``S`` safe, ``U`` unsafe (primary), ``M`` secondary,
-``P`` protected, ``E`` empty.  Options: ``AS`` add the status, ``SE`` leave out empty cells,
-``FL`` names on the first line, ``QU`` codes in quotes (default on), ``HL`` hierarchical levels
-(SBS).  Kinds 5 (intermediate), 6 (JJ) and 7 (cell key) are refused.
+Symbols: a suppressed value is written ``x`` and an empty cell ``-``.  With ``AS+`` every value
+is written, followed by tau-ARGUS's status number (``CellStatus``): 1 safe, 3 unsafe by a
+dominance or p% rule, 4 by the request rule, 5 by the frequency rule, 6 by the zero rule,
+9 stated unsafe, 10 protected, 11 secondary, 14 empty.  Options: ``AS`` add the status, ``SE``
+leave out empty cells, ``FL`` names on the first line, ``QU`` codes in quotes (default on),
+``HL`` hierarchical levels (SBS).  Kinds 5 (intermediate), 6 (JJ) and 7 (cell key) are refused.
 
 :func:`write_tauargus_batch` writes a table with its primaries as tau-ARGUS tabular input: the
 metadata (``.rda``), the cells (``.tab``: codes, value, contributors, largest contributions,
@@ -38,15 +44,16 @@ from sdckit.errors import DataError, ParameterError
 from sdckit.tables._status import CellStatus
 from sdckit.tables.table import Table
 
-__all__ = ["STATUS_LETTERS", "parse_write_options", "write_tauargus_batch", "write_tauargus_table"]
+__all__ = ["STATUS_NUMBERS", "parse_write_options", "write_tauargus_batch", "write_tauargus_table"]
 
-#: The status letter of each :class:`CellStatus` in tau-ARGUS outputs.
-STATUS_LETTERS = {
-    CellStatus.SAFE: "S",
-    CellStatus.PRIMARY: "U",
-    CellStatus.SECONDARY: "M",
-    CellStatus.EMPTY: "E",
-    CellStatus.PROTECTED: "P",
+#: tau-ARGUS's status number (``CellStatus``) of each sdckit status; a primary's number
+#: depends on the rule that flagged it (3 when not known).
+STATUS_NUMBERS = {
+    CellStatus.SAFE: 1,
+    CellStatus.PRIMARY: 3,
+    CellStatus.SECONDARY: 11,
+    CellStatus.EMPTY: 14,
+    CellStatus.PROTECTED: 10,
 }
 _KINDS = {1: "CSV file", 2: "CSV file for a pivot table", 3: "code-value file", 4: "SBS format"}
 _OPTIONS = ("AS", "SE", "FL", "QU", "HL", "SO", "AR", "HI", "TR", "AO", "AD", "AC")
@@ -96,25 +103,74 @@ def _atomic_write(path: Path, text: str) -> Path:
     return path
 
 
+def _label(code: str, quote: bool) -> str:
+    code = code.replace('"', "'")  # tau-ARGUS's labels cannot hold a double quote
+    return f'"{code}"' if quote else code
+
+
 def _codes(table: Table, quote: bool) -> list[list[str]]:
-    q = '"' if quote else ""
     cols = []
     for d, h in enumerate(table.hierarchies):
-        codes = np.asarray(h.codes, dtype=object)[table.node_index[:, d]]
-        cols.append([f"{q}{c}{q}" for c in codes])
+        labels = [_label(c, quote) for c in h.codes]
+        cols.append([labels[i] for i in table.node_index[:, d].tolist()])
     return [list(row) for row in zip(*cols, strict=True)]
 
 
-def _cells(table: Table, decimals: int, status: bool) -> list[str]:
-    """Each cell's value as written: the number, or (without the status) ``x`` / ``-``."""
-    out = []
-    for v, s in zip(table.values.tolist(), table.status.tolist(), strict=True):
-        if not status and s in (CellStatus.PRIMARY, CellStatus.SECONDARY):
-            out.append("x")
-        elif not status and s == CellStatus.EMPTY:
-            out.append("-")
-        else:
-            out.append(_fmt(v, decimals))
+def _statuses(table: Table, codes: np.ndarray | None) -> np.ndarray:
+    """tau-ARGUS's status number of every cell."""
+    out = np.array([STATUS_NUMBERS[CellStatus(s)] for s in table.status.tolist()], dtype=np.int64)
+    if codes is not None:
+        given = (table.status == CellStatus.PRIMARY) & (np.asarray(codes) > 0)
+        out = np.where(given, codes, out)
+    return out
+
+
+def _value(table: Table, i: int, decimals: int, show: bool) -> str:
+    s = table.status[i]
+    if s == CellStatus.EMPTY:
+        return "-"
+    if not show and s in (CellStatus.PRIMARY, CellStatus.SECONDARY):
+        return "x"
+    return _fmt(float(table.values[i]), decimals)
+
+
+def _csv_table(table: Table, decimals: int, quote: bool) -> str:
+    """Kind 1: the last dimension across, the one before down, blocks for the others."""
+    shape = table.shape
+    labels = [[_label(c, quote) for c in h.codes] for h in table.hierarchies]
+    grid = np.arange(table.n_cells).reshape(shape)
+    if len(shape) == 1:
+        cells = ",".join(_value(table, int(i), decimals, False) for i in grid)
+        return "," + ",".join(labels[0]) + "\n," + cells
+    lines: list[str] = []
+    across = ",".join(labels[-1])
+    for block in np.ndindex(*shape[:-2]):
+        if block:  # the block's codes, as tau-ARGUS: Var k,code, Var l,code
+            lines.append(", ".join(f"Var {d + 1},{labels[d][j]}" for d, j in enumerate(block)))
+        lines.append("," + across)
+        for r in range(shape[-2]):
+            row = grid[(*block, r)]
+            cells = ",".join(_value(table, int(i), decimals, False) for i in row)
+            lines.append(f"{labels[-2][r]},{cells}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _sbs_tail(table: Table, i: int, status: int, n_top: int, pq: bool) -> str:
+    """The SBS fields after the value: contributors, the letter, the dominance shares."""
+    freq = int(table.n_contributors[i]) if table.n_contributors[i] >= 0 else 0
+    letter = {1: "V", 2: "V", 10: "V", 13: "V", 5: "A", 11: "D", 12: "D", 14: "-"}.get(status, "B")
+    rule = status == 3
+    if rule:
+        letter = "F" if pq else ("C" if n_top > 1 else "B")
+    out = f",{freq},{letter}"
+    if status in (3, 4, 6, 7, 8, 9):
+        top = table.top[i] if table.top.shape[1] else np.zeros(2)
+        top = np.r_[top, 0.0, 0.0]
+        x1 = 0.0 if n_top == 0 else (top[0] if (n_top == 1 or pq) else top[0] + top[1])
+        shares = [x1] + ([top[1]] if pq else [])
+        v = float(table.values[i])
+        out += "".join(f",{0.0 if v == 0 else 100.0 * x / v:.1f}" for x in shares)
     return out
 
 
@@ -126,6 +182,9 @@ def write_tauargus_table(
     *,
     response: str = "Freq",
     decimals: int = 0,
+    status_codes: np.ndarray | None = None,
+    n_top: int | None = None,
+    pq: bool = False,
 ) -> Path:
     """Write ``table`` in one of tau-ARGUS's output formats (see the module doc), atomically.
 
@@ -142,59 +201,59 @@ def write_tauargus_table(
         The name of the value column (first lines).
     decimals : int
         Decimals of the values.
+    status_codes : numpy.ndarray, optional
+        tau-ARGUS's status number of each primary
+        (:meth:`~sdckit.tables.tauargus.TauArgusRule.status_codes`); default 3.
+    n_top, pq : int, bool
+        For the SBS letters and shares: how many largest contributions the rules use (default
+        the table's) and whether a p% rule is among them.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> from sdckit.tables import Table
     >>> t = Table.from_array(np.array([9.0, 7.0, 2.0]), {"x": ["a", "b"]}).suppress([1, 2])
-    >>> p = write_tauargus_table(t, pathlib.Path(tempfile.mkdtemp()) / "t.csv", 2)
+    >>> p = write_tauargus_table(t, pathlib.Path(tempfile.mkdtemp()) / "t.csv", 2, "AS+")
     >>> print(p.read_text())
-    "x","Freq"
-    "Total",9
-    "a",x
-    "b",x
+    "x","Freq","Status"
+    "Total",9,1
+    "a",7,11
+    "b",2,11
     <BLANKLINE>
     """
     opts = parse_write_options(kind, options)
     quote = opts["QU"]
-    q = '"' if quote else ""
-    lines: list[str] = []
     if kind == 1:
-        values = _cells(table, decimals, False)
-        *rows_dims, across = list(range(len(table.dimensions)))
-        h_across = table.hierarchies[across]
-        head = [f"{q}{table.dimensions[d]}{q}" for d in rows_dims]
-        lines.append(",".join([*head, *(f"{q}{c}{q}" for c in h_across.codes)]))
-        grid = np.array(values, dtype=object).reshape(-1, h_across.size)
-        codes = _codes(table, quote)
-        for r in range(grid.shape[0]):
-            first = codes[r * h_across.size][: len(rows_dims)]
-            lines.append(",".join([*first, *grid[r].tolist()]))
-    else:
-        add_status = opts["AS"] or kind == 4
-        values = _cells(table, decimals, add_status)
-        codes = _codes(table, quote)
-        letters = [STATUS_LETTERS[CellStatus(s)] for s in table.status.tolist()]
-        if opts["FL"] and kind != 4:
-            names = [f"{q}{d}{q}" for d in table.dimensions] + [f"{q}{response}{q}"]
-            if add_status:
-                names.append(f"{q}Status{q}")
-            lines.append(",".join(names))
-        depth = [h.depth[table.node_index[:, d]] for d, h in enumerate(table.hierarchies)]
-        for i in range(table.n_cells):
-            empty = table.status[i] == CellStatus.EMPTY
-            if empty and (opts["SE"] or kind == 4):
-                continue
-            row = [*codes[i], values[i]]
-            if kind == 4:
-                known = table.n_contributors[i] >= 0
-                row.append(str(int(table.n_contributors[i])) if known else "")
-            if add_status:
-                row.append(letters[i])
+        return _atomic_write(Path(path), _csv_table(table, decimals, quote))
+    q = '"' if quote else ""
+    statuses = _statuses(table, status_codes)
+    top_n = table.top.shape[1] if n_top is None else n_top
+    show = opts["AS"] or kind == 4
+    lines: list[str] = []
+    if kind == 2 or (kind == 3 and opts["FL"]):
+        names = [f"{q}{d}{q}" for d in table.dimensions] + [f"{q}{response}{q}"]
+        if opts["AS"]:
+            names.append(f"{q}Status{q}")
+        lines.append(",".join(names))
+    depth = [h.depth[table.node_index[:, d]] for d, h in enumerate(table.hierarchies)]
+    codes = _codes(table, quote)
+    empty_freq = table.n_contributors == 0
+    if np.all(table.n_contributors < 0):  # contributors unknown: the empty cells
+        empty_freq = table.status == CellStatus.EMPTY
+    for i in range(table.n_cells):
+        if (opts["SE"] or kind == 4) and empty_freq[i]:
+            continue
+        fields = []
+        for d in range(len(table.dimensions)):
+            fields.append(codes[i][d])
             if kind == 4 and opts["HL"]:
-                row.extend(str(int(dep[i])) for dep in depth)
-            lines.append(",".join(row))
+                fields.append(str(int(depth[d][i])))
+        line = ",".join(fields) + "," + _value(table, i, decimals, show)
+        if kind == 4:
+            line += _sbs_tail(table, i, int(statuses[i]), top_n, pq)
+        elif opts["AS"]:
+            line += f",{statuses[i]}"
+        lines.append(line)
     return _atomic_write(Path(path), "\n".join(lines) + "\n")
 
 

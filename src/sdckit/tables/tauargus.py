@@ -67,7 +67,7 @@ from sdckit.tables._tauargus_tab import (
     table_from_tab,
 )
 from sdckit.tables._tauargus_write import (
-    STATUS_LETTERS,
+    STATUS_NUMBERS,
     parse_write_options,
     write_tauargus_batch,
     write_tauargus_table,
@@ -77,7 +77,7 @@ from sdckit.tables.rules import RuleOutcome, SensitivityRule
 from sdckit.tables.table import Table
 
 __all__ = [
-    "STATUS_LETTERS",
+    "STATUS_NUMBERS",
     "APriori",
     "ArbBatch",
     "ArbTable",
@@ -650,6 +650,24 @@ class TauArgusRule(SensitivityRule):
         return table.top[:, :k].sum(axis=1)
 
     def evaluate(self, table: Table) -> RuleOutcome:
+        return self._evaluate(table)[0]
+
+    def status_codes(self, table: Table) -> np.ndarray:
+        """tau-ARGUS's status number of each cell this rule finds unsafe (``CellStatus``:
+        3 dominance or p%, 4 request rule, 5 frequency, 6 zero, 9 stated unsafe; 0 for the
+        others), as its output files and the SBS format tell them apart.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> t = Table.from_array(np.array([100.0, 90.0, 10.0]), {"x": ["a", "b"]},
+        ...                      top=[[50, 30], [89, 1], [6, 4]], n_contributors=[5, 2, 3])
+        >>> TauArgusRule(dominance=[(1, 75.0)], min_frequency=3).status_codes(t).tolist()
+        [0, 3, 0]
+        """
+        return self._evaluate(table)[1]
+
+    def _evaluate(self, table: Table) -> tuple[RuleOutcome, np.ndarray]:
         self.validate_params()
         n = table.n_cells
         freq = table.n_contributors
@@ -712,11 +730,14 @@ class TauArgusRule(SensitivityRule):
         level = np.maximum(np.abs(value) * perc, float(self.minimum_level))
         upper = np.where(value != 0, level, self.zero_range)
         lower = np.where(value != 0, level, 0.0)
+        codes = np.select([by_rule, by_request, by_freq, by_zero], [3, 4, 5, 6], 0)
         if self.manual is not None:
             unsafe, upper, lower = self._stated(table, unsafe, upper, lower)
+        codes = np.where(unsafe, np.where(codes == 0, 9, codes), 0)
         upper = np.where(unsafe, upper, 0.0)
         lower = np.where(unsafe, lower, 0.0)
-        return RuleOutcome(unsafe, upper.astype(float), lower.astype(float), np.zeros(n))
+        out = RuleOutcome(unsafe, upper.astype(float), lower.astype(float), np.zeros(n))
+        return out, codes.astype(np.int64)
 
     def _requested(self, table: Table, freq: np.ndarray) -> np.ndarray:
         """REQ(p1, p2, m, margin) as tau-ARGUS's ``UnsafeCellPeep``: a cell with a contributor
