@@ -541,3 +541,50 @@ def test_request_rule(tmp_path: Path) -> None:
     (tmp_path / "r.rda").write_text("Sector 1 1\n  <RECODEABLE>\nReq 2 1\nTurn 3 5\n  <NUMERIC>\n")
     with pytest.raises(SdcError, match="<REQUEST> variable"):
         load_arb_jobs(arb)
+
+
+def test_table_metadata_with_status_codes_cost_and_levels(tmp_path: Path) -> None:
+    """<HIERLEVELS> codes, a <COST> variable, <LOWERPL>/<UPPERPL> and the status codes of
+    <SAFE>, <UNSAFE>, <PROTECT> (here "ok", "bad", "keep"), status only (no <SAFETYRULE>)."""
+    (tmp_path / "t.rda").write_text(
+        '<SEPARATOR> ";"\n<SAFE> ok\n<UNSAFE> bad\n<PROTECT> keep\n'
+        "Nace\n  <RECODEABLE>\n  <HIERLEVELS> 1 1\nTurnover\n  <NUMERIC>\n"
+        "Cost\n  <NUMERIC> <COST>\nLow\n  <NUMERIC> <LOWERPL>\nUp\n  <NUMERIC> <UPPERPL>\n"
+        "State\n  <STATUS>\n"
+    )
+    # Nace 1 = 11 + 12, 2 = 21 + 22; 12 unsafe (levels 3 and 4), 21 protected
+    rows = [
+        ("Total", 100, 1, "", "", "ok"),
+        ("1", 40, 1, "", "", "ok"),
+        ("11", 30, 1, "", "", "ok"),
+        ("12", 10, 50, 3, 4, "bad"),
+        ("2", 60, 1, "", "", "ok"),
+        ("21", 25, 1, "", "", "keep"),
+        ("22", 35, 7, "", "", "ok"),
+    ]
+    (tmp_path / "t.tab").write_text("".join(";".join(map(str, r)) + "\n" for r in rows))
+    arb = tmp_path / "t.arb"
+    arb.write_text(
+        '<OPENTABLEDATA> "t.tab"\n<OPENMETADATA> "t.rda"\n<SPECIFYTABLE> "Nace"|"Turnover"||"Cost"\n'
+        "<READTABLE> 0\n<SUPPRESS> OPT(1,1)\n"
+    )
+    (job,) = load_arb_jobs(arb)
+    t = job.table
+    assert t.hierarchies[0].codes == ("Total", "1", "11", "12", "2", "21", "22")
+    marked = apply_rules(t, list(job.rules))
+    assert marked.primary.tolist() == [False, False, False, True, False, False, False]
+    assert (marked.lower[3], marked.upper[3]) == (3.0, 4.0)
+    assert t.status[5] == 4  # protected
+    np.testing.assert_allclose(np.asarray(job.suppression.cost), [1, 1, 1, 50, 1, 1, 7])
+    res = run_arb_job(job)
+    # 12 needs a partner in Nace 1: 11 (cost 1) and, for the total, the cheapest way
+    assert res.table.suppressed.tolist()[:4] == [False, False, True, True]
+    assert not res.table.suppressed[5]
+    arb.write_text(arb.read_text().replace("<READTABLE> 0", "<READTABLE> 2"))
+    with pytest.raises(SdcError, match="READTABLE> 0"):
+        load_arb_jobs(arb)
+    arb.write_text(arb.read_text().replace("<READTABLE> 2", "<READTABLE> 0"))
+    (tmp_path / "t.hst").write_text("11;s\n")
+    arb.write_text(arb.read_text().replace("<SUPPRESS>", '<APRIORY> "t.hst",1,";",1,1\n<SUPPRESS>'))
+    with pytest.raises(SdcError, match=r"Line 5 .*expansion of trivial levels"):
+        load_arb_jobs(arb)

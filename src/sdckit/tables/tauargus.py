@@ -74,7 +74,7 @@ from sdckit.tables._tauargus_write import (
 )
 from sdckit.tables.hierarchy import Hierarchy
 from sdckit.tables.rules import RuleOutcome, SensitivityRule
-from sdckit.tables.table import Table
+from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
     "STATUS_NUMBERS",
@@ -672,12 +672,16 @@ class TauArgusRule(SensitivityRule):
         n = table.n_cells
         freq = table.n_contributors
         if np.any(freq < 0):
-            if table.kind != "count":
+            if table.kind == "count":
+                freq = np.rint(table.values).astype(np.int64)
+            elif self.min_frequency > 0 or self.request is not None:
                 raise DataError(
                     "The tau-ARGUS rule needs the number of contributors of each cell; build "
-                    "the table from microdata."
+                    "the table from microdata (or give a <FREQUENCY> variable)."
                 )
-            freq = np.rint(table.values).astype(np.int64)
+            else:  # no rule counts contributors: the non-empty cells have "many"
+                many = np.iinfo(np.int64).max
+                freq = np.where(table.status == CellStatus.EMPTY, 0, many)
         value = table.values
         nonempty = freq > 0
         rule_level = np.zeros(n)  # the largest value level a dominance or p% rule asks for
