@@ -565,8 +565,8 @@ def test_table_metadata_with_status_codes_cost_and_levels(tmp_path: Path) -> Non
     (tmp_path / "t.tab").write_text("".join(";".join(map(str, r)) + "\n" for r in rows))
     arb = tmp_path / "t.arb"
     arb.write_text(
-        '<OPENTABLEDATA> "t.tab"\n<OPENMETADATA> "t.rda"\n<SPECIFYTABLE> "Nace"|"Turnover"||"Cost"\n'
-        "<READTABLE> 0\n<SUPPRESS> OPT(1,1)\n"
+        '<OPENTABLEDATA> "t.tab"\n<OPENMETADATA> "t.rda"\n'
+        '<SPECIFYTABLE> "Nace"|"Turnover"||"Cost"\n<READTABLE> 0\n<SUPPRESS> OPT(1,1)\n'
     )
     (job,) = load_arb_jobs(arb)
     t = job.table
