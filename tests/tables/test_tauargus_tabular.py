@@ -588,3 +588,13 @@ def test_table_metadata_with_status_codes_cost_and_levels(tmp_path: Path) -> Non
     arb.write_text(arb.read_text().replace("<SUPPRESS>", '<APRIORY> "t.hst",1,";",1,1\n<SUPPRESS>'))
     with pytest.raises(SdcError, match=r"Line 5 .*expansion of trivial levels"):
         load_arb_jobs(arb)
+
+
+def test_a_shadow_other_than_the_response_is_refused_with_rules(tmp_path: Path) -> None:
+    for f in (DATA / "tableinput").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    arb = tmp_path / "TestTable.arb"
+    load_arb_jobs(arb)  # status only: the shadow (which differs in one cell) is not used
+    arb.write_text(arb.read_text().replace("<READTABLE>", "<SAFETYRULE> NK(1,80)\n<READTABLE>"))
+    with pytest.raises(SdcError, match="shadow variable 'Var2_Shadow'"):
+        load_arb_jobs(arb)

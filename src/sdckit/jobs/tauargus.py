@@ -251,6 +251,15 @@ def _tabular_table(batch: Any, spec: Any, meta: Any, frame: Any, where: str) -> 
         if var.hiercodelist is None and not var.hierlevels and not codes:
             raise DataError(f"{where}: the variable {var.name!r} has no code in the table file.")
         dims[var.name] = _hierarchy(var, meta, batch.path.parent, codes)
+    if spec.shadow and spec.response and spec.shadow != spec.response and spec.safety_rule:
+        shadow = meta.variable(spec.shadow, where).name
+        response = meta.variable(spec.response, where).name
+        if not frame.get_column(shadow).equals(frame.get_column(response)):
+            raise ParameterError(
+                f"{where}: the rules would apply to the shadow variable {shadow!r}, which differs "
+                "from the response; sdckit applies them to the response: give the response as "
+                "the shadow variable."
+            )
     table, stated = table_from_tab(
         frame,
         meta,
