@@ -5,8 +5,9 @@ and ``sdckit table --write-arb``.
 ``data/tauargus/tableinput`` holds tau-ARGUS's own test of tabular input (``TestTable.arb``,
 ``pp.rda``, ``pp.tab``, ``region2.hrc``: sdcTools/tauargus, ``data/tableinput``, EUPL 1.1), a
 table written by tau-ARGUS itself (decimal commas, quoted codes with leading spaces, totals
-given, statuses ``S`` / ``U`` / ``E`` and protection levels).  The other files are small and
-made by hand here, their expected values worked out in the comments.
+given, statuses ``S`` / ``U`` / ``E`` and protection levels); ``data/tauargus/cellkey`` holds
+tau-ARGUS's cell-key metadata and ptable (sdcTools/tauargus, ``data/cellkey/Frequency``).  The
+other files are small and made by hand here, their expected values worked out in the comments.
 """
 
 from __future__ import annotations
@@ -598,3 +599,41 @@ def test_a_shadow_other_than_the_response_is_refused_with_rules(tmp_path: Path) 
     arb.write_text(arb.read_text().replace("<READTABLE>", "<SAFETYRULE> NK(1,80)\n<READTABLE>"))
     with pytest.raises(SdcError, match="shadow variable 'Var2_Shadow'"):
         load_arb_jobs(arb)
+
+
+def test_cell_key_method_with_tau_argus_metadata_and_ptable(tmp_path: Path) -> None:
+    """tau-ARGUS's own cell-key metadata and ptable (sdcTools/tauargus, data/cellkey/Frequency:
+    ``Tau_TestW_CKM.rda`` with its ``<RECORDKEY>`` variable and ``<PFILE>``,
+    ``tau_testW_ptable.txt``, ``region2.hrc``; their microdata file is not in the repository, so
+    records in its layout are made here)."""
+    from sdckit.tables.ptable import read_ptable
+
+    for f in (DATA / "cellkey").iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    rng = np.random.default_rng(11)
+    lines = []
+    for _ in range(400):
+        region = int(rng.integers(1, 13))
+        size = int(rng.integers(1, 4))
+        key = rng.random()
+        record = f"01 12345{size:>2d} {region:>2d} 0010" + " " * 80  # positions 1 to 98
+        lines.append(f"{record}0{key:.15f}")
+    (tmp_path / "w.asc").write_text("\n".join(lines) + "\n")
+    arb = tmp_path / "ckm.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "w.asc"\n<OPENMETADATA> "Tau_TestW_CKM.rda"\n'
+        '<SPECIFYTABLE> "Size""Region"|<freq>||\n<SAFETYRULE> FREQ(3,10)\n<READMICRODATA>\n'
+        '<SUPPRESS> CKM(1)\n<WRITETABLE> (1,2,,"ckm.csv")\n'
+    )
+    (job,) = load_arb_jobs(arb)
+    assert job.params["record_key"] == "Key"
+    assert job.params["ptable"] == tmp_path / "tau_testW_ptable.txt"  # from <PFILE>
+    res = run_arb_job(job)
+    ptable = read_ptable(tmp_path / "tau_testW_ptable.txt")
+    direct = cell_key_counts(job.records, job.dimensions, ptable, record_key="Key")
+    np.testing.assert_allclose(res.table.values, direct.perturbed)
+    counts = job.table.values
+    assert np.abs(res.table.values - counts).max() <= 7  # the ptable's largest deviation
+    assert np.any(res.table.values != counts)
+    out = pl.read_csv(tmp_path / "ckm.csv", infer_schema=False)
+    np.testing.assert_allclose(out["Freq"].cast(float).to_numpy(), direct.perturbed)
