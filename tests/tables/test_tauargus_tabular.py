@@ -472,7 +472,7 @@ table_full = "out/full.csv"
 """
 
 
-@pytest.mark.parametrize("method", ["hypercube", "modular"])
+@pytest.mark.parametrize("method", ["hypercube", "modular", "optimal"])
 def test_write_arb_round_trip(tmp_path: Path, method: str) -> None:
     from sdckit.datasets import generate_census
     from sdckit.io import write_data
