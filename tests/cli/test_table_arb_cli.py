@@ -153,6 +153,10 @@ def test_a_failed_audit_in_a_batch_withholds_that_table(
     # the other tables ran and wrote their outputs
     for name in ("water_roof.csv", "water_roof_status.csv", "relat_sex.txt"):
         assert (tmp_path / "out" / name).is_file()
+    # a CSV file (kind 1) shows no suppressed value, with AS+ too: it is published, withheld
+    arb.write_text(text)  # (3,1,AS+,"out/roof_sex.csv")
+    code, stdout, stderr = run("table", arb)
+    assert code == 1 and not (tmp_path / "out" / "roof_sex.csv").exists()
 
 
 LINKED_BATCH = """// two count tables of one file: they share the water margin and the total

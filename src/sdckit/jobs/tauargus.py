@@ -37,7 +37,7 @@ and hierarchy files (``.hrc``) becomes one :class:`~sdckit.jobs.tables.TableJob`
   variable; the ptable file given there or in the .rda's ``<PFILE>``);
 * ``<WRITETABLE> (t, kind, options, "file")``: tau-ARGUS's formats 1 (CSV), 2 (CSV for a pivot
   table), 3 (code-value), 4 (SBS) with its options (:mod:`sdckit.tables.tauargus`,
-  ``write_tauargus_table``): a file with the status (``AS+``, SBS) is internal and always
+  ``write_tauargus_table``): a file with the status (``AS+`` on 2, 3; SBS) is internal and always
   written; the others are published, withheld (and an earlier one removed) when the audit
   fails.
 
@@ -585,9 +585,10 @@ def load_arb(path: str | os.PathLike[str], *, table: int | None = None) -> Any:
 def write_arb_outputs(job: Any, outcome: Any, *, write: bool = True) -> Any:
     """Write a batch table's ``<WRITETABLE>`` files in tau-ARGUS's formats.
 
-    A file with the status (``AS+``, the SBS format) is internal and always written; the
-    others are published: written only when the audit passed, else withheld (an earlier one
-    removed).  Returns ``outcome`` with those files in ``written`` and ``withheld``.
+    A file with the status (``AS+`` on kinds 2 and 3, the SBS format) is internal and always
+    written; the others are published: written only when the audit passed, else withheld (an
+    earlier one removed).  Returns ``outcome`` with those files in ``written`` and
+    ``withheld``.
     """
     from dataclasses import replace
 
@@ -606,7 +607,9 @@ def write_arb_outputs(job: Any, outcome: Any, *, write: bool = True) -> Any:
         extra["pq"] = bool(rule.pq)
     for kind, options, target in job.writes:
         opts = parse_write_options(kind, options)
-        internal = opts["AS"] or kind == 4
+        # the status (pivot, code-value) and the SBS format show suppressed values: internal;
+        # a CSV file (kind 1) never shows them, with or without AS+
+        internal = (opts["AS"] and kind in (2, 3)) or kind == 4
         if internal or outcome.protected:
             written.append(
                 write_tauargus_table(
