@@ -87,12 +87,20 @@ def test_tau_argus_table_input_runs(tmp_path: Path) -> None:
         c = t.cell(Size=row["Size"], Region=row["Region"])
         assert marked.primary[c]
         assert marked.upper[c] == pytest.approx(row["UpperProtLevel"])
+    # the cost is the response (the batch's fourth part), not the metadata's <COSTVAR> column
+    assert job.suppression.cost == "value"
     res = run_arb_job(job)
     assert res.protected and res.table.secondary.sum() > 0
     assert audit(res.table, intervals="exact").ok
     out = pl.read_csv(tmp_path / "out.csv", infer_schema=False)
     assert out.columns == ["Size", "Region", "Var2", "Status"]
     assert (out["Status"] == "9").sum() == 9  # tau-ARGUS's "unsafe (manual)"
+    # the metadata's cost variable named as the cost: each listed cell's cost is its field
+    arb.write_text(arb.read_text().replace('"Var2_Shadow"|"Var2"', '"Var2_Shadow"|"Var2_Cost"'))
+    (job,) = load_arb_jobs(arb)
+    cost = np.asarray(job.suppression.cost)
+    for row in frame.iter_rows(named=True):
+        assert cost[job.table.cell(Size=row["Size"], Region=row["Region"])] == row["Var2_Cost"]
 
 
 # ---------------------------------------------------------------------- a hand-made batch

@@ -271,6 +271,9 @@ def _tabular_table(batch: Any, spec: Any, meta: Any, frame: Any, where: str) -> 
     )
     if spec.safety_rule:  # a rule decides; a safe status no longer overrides it
         stated.status[stated.status == 0] = -1
+    names = {v.name.lower() for v in meta.with_role("cost")}
+    if spec.cost is None or spec.cost.lower() not in names:  # the cost column is not the cost
+        stated.cost[:] = np.nan
     return table, stated
 
 

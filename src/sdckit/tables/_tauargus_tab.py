@@ -564,9 +564,9 @@ def read_hst(
         if kind in _TYPES:
             out.status[c] = _TYPES[kind]
         elif kind in ("C", "W"):
-            out.cost[c] = nums[0] if nums[0] > 0 else 1.0  # tau-ARGUS: a zero cost is 1
             if nums[0] < 0:
                 raise DataError(f"{where}: a cost must not be negative.")
+            out.cost[c] = nums[0] if nums[0] > 0 else 1.0  # tau-ARGUS: a zero cost is 1
         elif kind == "PL":
             if nums[0] < 0 or nums[1] < 0:
                 raise DataError(f"{where}: protection levels must not be negative.")
