@@ -409,19 +409,19 @@ def test_output_formats_by_hand(tmp_path: Path) -> None:
     # 3 without quotes: no first line, "x" for a suppressed value
     lines = write_tauargus_table(t, p, 3, "QU-").read_text().splitlines()
     assert lines[3:5] == ["a,Total,7", "a,x,x"]
-    # 4, SBS: codes (with HL+ their levels), value, contributors, letter and shares; (b,x)
-    # flagged by the frequency rule (status 5: "A"), (a,x) by a dominance rule on the largest
+    # 4, SBS: codes (with HL+ their levels: 0 in a flat variable), value, contributors,
+    # letter and shares; (b,x) flagged by the frequency rule (status 5: "A"), (a,x) by a dominance rule on the largest
     # contribution ("B", 4 of 5 = 80 %), (a,y) secondary ("D")
     codes = np.zeros(t.n_cells, dtype=np.int64)
     codes[[4, 7]] = [3, 5]
     out = write_tauargus_table(t, p, 4, "HL+", decimals=1, status_codes=codes, n_top=1)
     lines = out.read_text().splitlines()
     assert lines[0] == '"Total",0,"Total",0,10.0,6,V'
-    assert lines[4:8] == [
-        '"a",1,"x",1,5.0,2,B,80.0',
-        '"a",1,"y",1,2.0,2,D',
-        '"b",1,"Total",0,3.0,2,V',
-        '"b",1,"x",1,1.0,1,A',
+    assert lines[4:8] == [  # a flat variable's codes are at level 0, as in tau-ARGUS
+        '"a",0,"x",0,5.0,2,B,80.0',
+        '"a",0,"y",0,2.0,2,D',
+        '"b",0,"Total",0,3.0,2,V',
+        '"b",0,"x",0,1.0,1,A',
     ]
     # a p% rule: "F" and the shares of the two largest contributions
     line = write_tauargus_table(t, p, 4, "", status_codes=codes, pq=True).read_text()
@@ -430,6 +430,40 @@ def test_output_formats_by_hand(tmp_path: Path) -> None:
         write_tauargus_table(t, p, 5)
     with pytest.raises(SdcError, match="options"):
         write_tauargus_table(t, p, 2, "XX+")
+
+
+def test_formats_equal_tau_argus_files(tmp_path: Path) -> None:
+    """The hand-made batch with its a priori file, run by tau-ARGUS's engine (pytauargus 0.6.0,
+    engine 1.1.4.11, ``tauargus run`` in its own environment) with ``<WRITETABLE>`` kinds 1,
+    2 (AS+), 3 and 4 (HL+): ``data/tauargus/formats``.  Given tau-ARGUS's pattern (read from its
+    status numbers), sdckit writes the same four files byte for byte."""
+    from sdckit.tables import CellStatus
+
+    ref = DATA / "formats"
+    shutil.copy(ref / "biz.hst", tmp_path / "biz.hst")
+    (job,) = load_arb_jobs(_batch(tmp_path, extra='<APRIORY> "biz.hst",1,","\n'))
+    rule = job.rules[0]
+    marked = apply_rules(job.table, [rule])
+    pivot = pl.read_csv(ref / "k2.csv", infer_schema=False)
+    numbers = {(r["Sector"], r["Size"]): int(r["Status"]) for r in pivot.iter_rows(named=True)}
+    t = marked
+    cells = {key: t.cell(Sector=key[0], Size=key[1]) for key in numbers}
+    # the same primaries (3: dominance, 5: frequency) and protected cell (10) as tau-ARGUS
+    assert {k for k, n in numbers.items() if n in (3, 5)} == {
+        k for k, c in cells.items() if t.primary[c]
+    }
+    assert {k for k, n in numbers.items() if n == 10} == {
+        k for k, c in cells.items() if t.status[c] == CellStatus.PROTECTED
+    }
+    secondary = [t.cell(Sector=a, Size=b) for (a, b), n in numbers.items() if n == 11]
+    t = t.suppress(secondary)
+    codes = rule.status_codes(job.table)
+    extra = {"status_codes": codes, "n_top": 1, "pq": False}
+    for kind, options, name in ((1, "", "k1.csv"), (2, "AS+", "k2.csv"), (3, "", "k3.txt")):
+        mine = write_tauargus_table(t, tmp_path / name, kind, options, response="Turnover", **extra)
+        assert mine.read_bytes() == (ref / name).read_bytes(), name
+    mine = write_tauargus_table(t, tmp_path / "k4.sbs", 4, "HL+", **extra)
+    assert mine.read_bytes() == (ref / "k4.sbs").read_bytes()
 
 
 def test_csv_of_three_dimensions_has_blocks(tmp_path: Path) -> None:

@@ -235,7 +235,11 @@ def write_tauargus_table(
         if opts["AS"]:
             names.append(f"{q}Status{q}")
         lines.append(",".join(names))
-    depth = [h.depth[table.node_index[:, d]] for d, h in enumerate(table.hierarchies)]
+    # levels as tau-ARGUS counts them: 0 for the total and for every code of a flat variable
+    depth = [
+        np.zeros(table.n_cells, dtype=np.int64) if _flat(h) else h.depth[table.node_index[:, d]]
+        for d, h in enumerate(table.hierarchies)
+    ]
     codes = _codes(table, quote)
     empty_freq = table.n_contributors == 0
     if np.all(table.n_contributors < 0):  # contributors unknown: the empty cells
