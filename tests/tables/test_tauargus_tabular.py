@@ -410,8 +410,8 @@ def test_output_formats_by_hand(tmp_path: Path) -> None:
     lines = write_tauargus_table(t, p, 3, "QU-").read_text().splitlines()
     assert lines[3:5] == ["a,Total,7", "a,x,x"]
     # 4, SBS: codes (with HL+ their levels: 0 in a flat variable), value, contributors,
-    # letter and shares; (b,x) flagged by the frequency rule (status 5: "A"), (a,x) by a dominance rule on the largest
-    # contribution ("B", 4 of 5 = 80 %), (a,y) secondary ("D")
+    # letter and shares; (b,x) flagged by the frequency rule (status 5: "A"), (a,x) by a
+    # dominance rule on the largest contribution ("B", 4 of 5 = 80 %), (a,y) secondary ("D")
     codes = np.zeros(t.n_cells, dtype=np.int64)
     codes[[4, 7]] = [3, 5]
     out = write_tauargus_table(t, p, 4, "HL+", decimals=1, status_codes=codes, n_top=1)
