@@ -537,6 +537,7 @@ def test_write_arb_round_trip(tmp_path: Path, method: str) -> None:
     np.testing.assert_array_equal(numbers == "9", t.primary)  # stated unsafe in the .tab
     np.testing.assert_array_equal(numbers == "11", t.secondary)
     (batch_job,) = load_arb_jobs(arb)
+    assert batch_job.table.kind == t.kind == "count"  # counts written as response and frequency
     np.testing.assert_allclose(batch_job.table.values, t.values)
     np.testing.assert_array_equal(batch_job.table.n_contributors, t.n_contributors)
     marked = apply_rules(batch_job.table, list(batch_job.rules))

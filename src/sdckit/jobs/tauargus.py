@@ -750,7 +750,7 @@ def write_arb(
         directory,
         name or job.path.stem,
         suppress=_suppress_command(job.suppression),
-        response="Freq" if marked.kind == "count" else "value",
+        response="Count" if marked.kind == "count" else "value",
         cost=cost,
         decimals=decimals,
     )

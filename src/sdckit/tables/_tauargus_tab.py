@@ -445,12 +445,15 @@ def table_from_tab(
         if top is not None:
             top_full = np.zeros((n, k))
             top_full[cell] = top
+    # a response equal to the frequency in every cell is a frequency table (tau-ARGUS reads
+    # tabular input with a numeric response only, so a frequency table is written that way)
+    counts_twice = freq is not None and bool(np.array_equal(value, freq))
     table = Table.from_array(
         values.reshape(shape),
         dict(zip(names, hier, strict=True)),
         n_contributors=None if freq is None else n_contrib.reshape(shape).astype(np.int64),
         top=None if top_full is None else top_full.reshape(*shape, k),
-        kind="count" if response is None else "magnitude",
+        kind="count" if response is None or counts_twice else "magnitude",
     )
     stated = APriori.empty(n)
     if compute_totals and keep_status:  # the statements of every row, totals included

@@ -331,9 +331,10 @@ def write_tauargus_batch(
             hrc = _atomic_write(out / f"{name}_{d}.hrc", _hrc(h))
             written.append(hrc)
             rda += ["  <HIERARCHICAL>", f'  <HIERCODELIST> "{hrc.name}"', '  <HIERLEADSTRING> "@"']
+    # tau-ARGUS reads a table given by its cells with a numeric response only: a frequency
+    # table's counts are written twice, as the response and as the frequency
     count = table.kind == "count"
-    if not count:
-        rda += [f'"{response}"', "  <NUMERIC>", f"  <DECIMALS> {decimals}"]
+    rda += [f'"{response}"', "  <NUMERIC>", f"  <DECIMALS> {0 if count else decimals}"]
     freq_known = count or bool(np.all(table.n_contributors >= 0))
     if freq_known:
         rda += ['"Freq"', "  <FREQUENCY>"]
@@ -350,12 +351,12 @@ def write_tauargus_batch(
             continue
         letter = {CellStatus.PRIMARY: "U", CellStatus.PROTECTED: "P"}.get(CellStatus(s), "S")
         row = list(codes[i])
-        if not count:
-            row.append(repr(float(table.values[i])))
         if count:
-            row.append(str(round(table.values[i])))
-        elif freq_known:
-            row.append(str(int(table.n_contributors[i])))
+            row += [str(round(table.values[i]))] * 2
+        else:
+            row.append(repr(float(table.values[i])))
+            if freq_known:
+                row.append(str(int(table.n_contributors[i])))
         row += [repr(float(x)) for x in table.top[i]]
         if cost_array is not None:
             row.append(repr(float(cost_array[i])))
@@ -364,10 +365,9 @@ def write_tauargus_batch(
     written.append(_atomic_write(out / f"{name}.rda", "\n".join(rda) + "\n"))
     written.append(_atomic_write(out / f"{name}.tab", "\n".join(rows) + "\n"))
     explanatory = "".join(f'"{d}"' for d in dims)
-    cost_part = {"value": "" if count else f'"{response}"', "unity": "-2", "contributors": "-1"}
+    cost_part = {"value": f'"{response}"', "unity": "-2", "contributors": "-1"}
     cost_text = cost_part.get(cost, '"Cost"') if isinstance(cost, str) else '"Cost"'
-    response_part = "<freq>" if count else f'"{response}"'
-
+    response_part = f'"{response}"'
     arb = [
         f"// {name}: written by sdckit (table with its primaries; tau-ARGUS tabular input)",
         f'<OPENTABLEDATA> "{name}.tab"',
