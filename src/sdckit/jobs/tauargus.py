@@ -370,6 +370,30 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
     SdcError
         A command or option sdckit does not translate, a variable the .rda does not describe,
         unreadable files (named by file and line).
+
+    Examples
+    --------
+    A table given by its cells (totals computed), with the status of each cell:
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "t.rda").write_text("<SEPARATOR> ,\\nSize\\n <RECODEABLE>\\n"
+    ...                              "Turnover\\n <NUMERIC>\\nStatus\\n <STATUS>\\n")
+    >>> _ = (d / "t.tab").write_text("s,40,S\\nm,35,S\\nl,5,U\\n")
+    >>> _ = (d / "t.arb").write_text('<OPENTABLEDATA> "t.tab"\\n<OPENMETADATA> "t.rda"\\n'
+    ...     '<SPECIFYTABLE> "Size"|"Turnover"||\\n<READTABLE> 1\\n<SUPPRESS> OPT(1,1)\\n'
+    ...     '<WRITETABLE> (1,2,AS+,"out.csv")\\n')
+    >>> (job,) = load_arb_jobs(d / "t.arb")
+    >>> job.table.hierarchies[0].codes, job.table.values.tolist()
+    (('Total', 'l', 'm', 's'), [80.0, 5.0, 35.0, 40.0])
+    >>> res = run_arb_job(job)
+    >>> print((d / "out.csv").read_text())
+    "Size","Turnover","Status"
+    "Total",80,1
+    "l",5,9
+    "m",35,11
+    "s",40,1
+    <BLANKLINE>
     """
     from sdckit.tables import Table
     from sdckit.tables.tauargus import (
