@@ -13,9 +13,16 @@ from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,
     cell_key_counts,
-    cell_key_magnitudes,
     count_ptable,
     record_keys,
+)
+from sdckit.tables.cellkey_magnitude import (
+    CellKeyMagnitudeResult,
+    CellKeyMagnitudes,
+    cell_key_magnitudes,
+    default_magnitude_ptable,
+    flex_function,
+    scrambled_keys,
 )
 from sdckit.tables.hierarchy import Hierarchy
 from sdckit.tables.linked import LinkedAudit, LinkedProtection, LinkedTables
@@ -26,9 +33,11 @@ from sdckit.tables.loss import (
     suppression_loss,
 )
 from sdckit.tables.ptable import (
+    MagnitudePTable,
     PTableCheck,
     check_ptable,
     ptable_counts,
+    ptable_magnitudes,
     read_ptable,
     write_ptable,
 )
@@ -76,6 +85,8 @@ from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
     "AuditResult",
+    "CellKeyMagnitudeResult",
+    "CellKeyMagnitudes",
     "CellKeyResult",
     "CellStatus",
     "ControlledRounding",
@@ -88,6 +99,7 @@ __all__ = [
     "LinkedAudit",
     "LinkedProtection",
     "LinkedTables",
+    "MagnitudePTable",
     "MarkedCells",
     "MinFrequency",
     "ModularSuppression",
@@ -118,9 +130,12 @@ __all__ = [
     "cell_key_magnitudes",
     "check_ptable",
     "count_ptable",
+    "default_magnitude_ptable",
     "evaluate_rules",
+    "flex_function",
     "perturbation_loss",
     "ptable_counts",
+    "ptable_magnitudes",
     "read_ptable",
     "record_keys",
     "repair_suppression",
@@ -128,6 +143,7 @@ __all__ = [
     "round_deterministic",
     "round_random",
     "round_small_cells",
+    "scrambled_keys",
     "singleton_violations",
     "small_cell_adjustment",
     "suppress_gauss",
