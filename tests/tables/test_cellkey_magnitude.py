@@ -290,3 +290,19 @@ def test_rules_mark_the_sensitive_cells() -> None:
     d = plain.magnitude[1, 0]
     assert abs(extra.noise[1, 0]) == pytest.approx(d * (abs(plain.deviation[1, 0]) + 2.0))
     assert extra.noise[2, 0] == plain.noise[2, 0]
+
+
+def test_the_documented_example_runs() -> None:
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "cellkey.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", doc.read_text(encoding="utf-8"), re.S | re.M)
+    assert blocks
+    namespace: dict[str, object] = {"print": lambda *a, **k: None}
+    for block in blocks:
+        exec(compile(block, "docs/cellkey.md", "exec"), namespace)
+    res = namespace["res"]
+    assert res.perturbed.shape == (4,)  # type: ignore[attr-defined]
+    # A is dominated (9000 of 9420), C has one contributor: primaries with the extra mu_c
+    assert res.table.primary.tolist() == [False, True, False, True]  # type: ignore[attr-defined]
