@@ -36,6 +36,8 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
 
     from sdckit._results import format_value
 
+    if getattr(outcome, "perturbation", None) is not None:  # a [cellkey] job
+        return _print_perturbation(console, job, outcome)
     table, result, checked, written = outcome
     summary = RichTable(title=job.title, title_justify="left")
     summary.add_column("measure")
@@ -87,6 +89,23 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     return bool(checked.ok) and bool(outcome.joint_ok)
 
 
+def _print_perturbation(console: Any, job: Any, outcome: Any) -> bool:
+    """Print the summary of a cell key job (a perturbed table) and what it wrote."""
+    from rich.table import Table as RichTable
+
+    from sdckit._results import format_value
+
+    summary = RichTable(title=job.title, title_justify="left")
+    summary.add_column("measure")
+    summary.add_column("value", justify="right")
+    for label, value in outcome.perturbation.summary().rows:
+        summary.add_row(label, value if isinstance(value, str) else format_value(value))
+    console.print(summary)
+    for p in outcome.written:
+        console.print(f"Wrote {p}")
+    return True
+
+
 def _check_distinct_outputs(jobs: list[Any]) -> None:
     """Refuse jobs of one run that write the same file (one would overwrite the other)."""
     from sdckit.errors import ParameterError
@@ -120,6 +139,7 @@ def table_command(
     from sdckit._validation import check_int
     from sdckit.errors import SdcError
     from sdckit.jobs import load_table_job, run_table_job, run_table_jobs
+    from sdckit.jobs.cellkey import is_cellkey_job_file, load_cellkey_job, run_cellkey_job
     from sdckit.jobs.tauargus import load_arb_jobs
 
     console = stdout_console()
@@ -131,9 +151,13 @@ def table_command(
         for job_file in job_files:
             if job_file.suffix.lower() == ".arb":
                 jobs.extend(load_arb_jobs(job_file))
+            elif is_cellkey_job_file(job_file):
+                jobs.append(load_cellkey_job(job_file))
             else:
                 jobs.append(load_table_job(job_file))
         _check_distinct_outputs(jobs)
+        if len(jobs) > 1 and any(getattr(job, "cellkey", False) for job in jobs):
+            raise fail("A [cellkey] job (a perturbed table) runs on its own: give its file alone.")
     ok = True
     if len(jobs) > 1:
         # tables of one file share cells: run_table_jobs protects them together
@@ -155,7 +179,8 @@ def table_command(
         with reported_errors():
             try:
                 with progress_bar(console) as progress:
-                    outcome = run_table_job(job, progress=progress)
+                    run = run_cellkey_job if getattr(job, "cellkey", False) else run_table_job
+                    outcome = run(job, progress=progress)
             except SdcError as exc:
                 if not batch:
                     raise

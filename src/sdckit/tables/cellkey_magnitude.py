@@ -182,7 +182,11 @@ class CellKeyMagnitudeResult:
         return Summary("Cell key method (magnitudes)", rows)
 
 
-_PTABLE = Instance((MagnitudePTable,), "a MagnitudePTable (see ptable_magnitudes)")
+_PTABLE = Instance(
+    (MagnitudePTable,),
+    "a MagnitudePTable (in a job file: a table of ptable_magnitudes' D, V, step, icat, optim, "
+    "mono)",
+)
 
 
 class CellKeyMagnitudes(Parameterised):
@@ -299,15 +303,21 @@ class CellKeyMagnitudes(Parameterised):
         e = float(np.sum(self.weights() ** 2))
         return float(np.sqrt(self.small_ptable.max_variance) / (np.sqrt(e) * self.p_small))
 
-    def validate_params(self, columns: Sequence[str] | None = None, **kw: Any) -> None:
+    def validate_params(
+        self, columns: Sequence[str] | None = None, *, where: str | None = None
+    ) -> None:
         """Check the declared constraints, then ``p_small >= p_large`` and ``epsilon``."""
-        super().validate_params(columns, **kw)
+        super().validate_params(columns, where=where)
+        prefix = f"{where}: " if where else ""
         if self.p_large > self.p_small:
             raise ParameterError(
-                "The 'p_large' parameter of CellKeyMagnitudes must not exceed 'p_small' (the "
-                "share of noise falls for large contributions)."
+                f"{prefix}The 'p_large' parameter of CellKeyMagnitudes must not exceed "
+                "'p_small' (the share of noise falls for large contributions)."
             )
-        self.weights()
+        try:
+            self.weights()
+        except ParameterError as exc:
+            raise ParameterError(f"{prefix}{exc}") from None
 
     # ------------------------------------------------------------------ the method
     def apply(self, table: Table, cell_keys: Any) -> CellKeyMagnitudeResult:
