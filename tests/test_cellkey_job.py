@@ -139,3 +139,17 @@ def test_a_cellkey_job_needs_fp_records_and_a_ptable_with_d_and_v(tmp_path: Path
     path.write_text(text.replace('file = "firms.csv"', 'file = "firms.csv"\nkind = "cells"'))
     with pytest.raises(ParameterError, match="needs the records"):
         load_cellkey_job(path)
+
+
+def test_the_documented_cellkey_job_is_valid(tmp_path: Path) -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "job-files.md"
+    text = docs.read_text(encoding="utf-8")
+    section = text.index("### The cell key method for magnitudes")
+    start = text.index("```toml\n", section) + len("```toml\n")
+    FIRMS.write_csv(tmp_path / "firms.csv")
+    path = tmp_path / "documented.toml"
+    path.write_text(text[start : text.index("```", start)], encoding="utf-8")
+    job = load_cellkey_job(path)
+    assert job.method.get_params()["epsilon"] == [1.0, 0.5, 0.2]
+    assert job.method.ptable.rows.tolist() == [0.0, 1.0, 5.0, 10.0]
+    assert job.options == {"key_columns": ["id"], "seed": 42} and len(job.rules) == 1

@@ -306,3 +306,19 @@ def test_the_documented_example_runs() -> None:
     assert res.perturbed.shape == (4,)  # type: ignore[attr-defined]
     # A is dominated (9000 of 9420), C has one contributor: primaries with the extra mu_c
     assert res.table.primary.tolist() == [False, True, False, True]  # type: ignore[attr-defined]
+
+
+def test_noise_has_mean_zero_over_the_keys() -> None:
+    # zero-mean ptable rows, and interpolation between two rows with the same key, give noise
+    # of mean zero: over many cells far from zero (no cut), the mean of v is near 0 and its
+    # variance near V (rows 1 and 3 of the small ptable, exact and interpolated positions)
+    rng = np.random.default_rng(5)
+    n = 4000
+    keys = np.round(rng.random(n), 8)
+    pt = _small_ptable()
+    for a in (1.0, 2.0, 3.0, 7.0):
+        v = pt.deviations(keys, np.full(n, a))
+        assert abs(v.mean()) < 0.05, a
+        assert np.all(np.abs(v) <= pt.D)
+    v3 = pt.deviations(keys, np.full(n, 3.0))
+    assert np.var(v3) == pytest.approx(1.0, rel=0.1)
