@@ -33,14 +33,13 @@ from sdckit.tables.loss import (
     suppression_loss,
 )
 from sdckit.tables.ptable import (
-    MagnitudePTable,
     PTableCheck,
     check_ptable,
     ptable_counts,
-    ptable_magnitudes,
     read_ptable,
     write_ptable,
 )
+from sdckit.tables.ptable_magnitude import MagnitudePTable, ptable_magnitudes
 from sdckit.tables.rounding import (
     ControlledRounding,
     DeterministicRounding,

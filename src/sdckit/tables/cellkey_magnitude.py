@@ -48,7 +48,7 @@ from sdckit.microdata import as_microdata
 from sdckit.protection import Parameterised
 from sdckit.tables._status import CellStatus
 from sdckit.tables.cellkey import record_keys
-from sdckit.tables.ptable import MagnitudePTable, ptable_magnitudes
+from sdckit.tables.ptable_magnitude import MagnitudePTable, ptable_magnitudes
 from sdckit.tables.table import Table
 
 __all__ = [

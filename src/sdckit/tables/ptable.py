@@ -22,19 +22,12 @@ columns must be in this order), or the full table of the R package (``i;j;p;v;p_
 p_int_ub;type``); :func:`read_ptable` reads either.  :func:`check_ptable` checks the
 constraints.  The tables work with :func:`~sdckit.tables.cell_key_counts`.
 
-:func:`ptable_magnitudes` builds the ptable of a magnitude table (``create_num_ptable``):
-rows ``i = 0`` and the classes ``icat`` (which hold 1 and ``D``), targets
-``j = max(i - D, 0) .. i + D`` in steps of ``1 / step`` (so the deviations ``v`` are
-fractions), the same maximum-entropy problem without ``js`` and ``pstay``; a
-:class:`MagnitudePTable` looks up (and interpolates between) its rows for the cell key method
-of :mod:`sdckit.tables.cellkey_magnitude`.
+Magnitude tables have their own ptables: :mod:`sdckit.tables.ptable_magnitude`.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,81 +35,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from sdckit._results import Summary
 from sdckit._validation import check_int, check_real
 from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.tables._maxent import DIGITS, EPS, entropy_row, intervals
 from sdckit.tables.cellkey import PTable
 
-__all__ = [
-    "MagnitudePTable",
-    "PTableCheck",
-    "check_ptable",
-    "ptable_counts",
-    "ptable_magnitudes",
-    "read_ptable",
-    "write_ptable",
-]
-
-_EPS = 1e-8  # the R package's lower bound of every probability (1 / 10^8)
-_DIGITS = 8  # decimals of the cumulative bounds
-
-
-def _entropy_row(
-    v: np.ndarray, V: float, lower: np.ndarray, mono: bool, equal_variance: bool
-) -> np.ndarray:
-    """Maximum-entropy probabilities of one row (a strictly convex problem: one optimum)."""
-    n = len(v)
-    vf = v.astype(float)
-    v2 = vf**2
-    cons: list[dict[str, Any]] = [
-        {"type": "eq", "fun": lambda p: np.sum(p) - 1.0, "jac": lambda p: np.ones(n)},
-        {"type": "eq", "fun": lambda p: vf @ p, "jac": lambda p: vf},
-    ]
-    if equal_variance:
-        cons.append({"type": "eq", "fun": lambda p: v2 @ p - V, "jac": lambda p: v2})
-    else:
-        cons.append({"type": "ineq", "fun": lambda p: V - v2 @ p, "jac": lambda p: -v2})
-    zero = np.flatnonzero(v == 0)
-    if mono and len(zero):
-        # non-decreasing from the most negative deviation up to v = 0 (as the R package)
-        for a, b in itertools.pairwise(range(int(zero[0]) + 1)):
-            g = np.zeros(n)
-            g[b], g[a] = 1.0, -1.0
-            cons.append({"type": "ineq", "fun": lambda p, g=g: g @ p, "jac": lambda p, g=g: g})
-
-    def objective(p: np.ndarray) -> float:
-        q = np.clip(p, 1e-300, None)
-        return float(np.sum(q * np.log(q)))
-
-    def gradient(p: np.ndarray) -> np.ndarray:
-        return np.log(np.clip(p, 1e-300, None)) + 1.0
-
-    from scipy.optimize import minimize  # (on first use)
-
-    start = np.exp(-v2 / (2.0 * max(V, 1e-3)))
-    start = np.maximum(start / start.sum(), lower)
-    start /= start.sum()
-    res = minimize(
-        objective,
-        start,
-        jac=gradient,
-        method="SLSQP",
-        constraints=cons,
-        bounds=list(zip(lower.tolist(), [1.0] * n, strict=True)),
-        options={"maxiter": 2000, "ftol": 1e-15},
-    )
-    p = np.clip(res.x, lower, 1.0)
-    var = float(v2 @ p)
-    if V + 1e-7 < var <= V * (1.0 + 1e-4) and np.any(v == 0):
-        # SLSQP can stop a hair above the variance bound on long rows: move that much
-        # probability to "no change" (sum, zero mean and the monotony towards v = 0 stay)
-        t = 1.0 - V / var
-        p = p * (1.0 - t)
-        p[v == 0] += t
-    ok = abs(p.sum() - 1.0) < 1e-7 and abs(vf @ p) < 1e-7 and v2 @ p <= V + 1e-7
-    if not ok:
-        raise InfeasibleError("no ptable row")
-    return p / p.sum()
+__all__ = ["PTableCheck", "check_ptable", "ptable_counts", "read_ptable", "write_ptable"]
 
 
 def _row(
@@ -124,17 +48,17 @@ def _row(
 ) -> tuple[np.ndarray, np.ndarray]:
     j = np.array([t for t in range(max(i - D, 0), i + D + 1) if not 1 <= t <= js])
     v = j - i
-    lower = np.full(len(v), _EPS)
+    lower = np.full(len(v), EPS)
     at_zero = v == 0
     if pstay is not None:
-        lower[at_zero] = max(pstay, _EPS)
+        lower[at_zero] = max(pstay, EPS)
     blocked = 1 <= i <= js
     p = None
     for attempt in range(20):
         if attempt:
-            lower[at_zero] = np.maximum(lower[at_zero] - 0.05, _EPS)
+            lower[at_zero] = np.maximum(lower[at_zero] - 0.05, EPS)
         try:
-            p = _entropy_row(v, V, lower, mono, optim == 4)
+            p = entropy_row(v, V, lower, mono, optim == 4)
         except InfeasibleError:
             if attempt == 19 or not at_zero.any():
                 break
@@ -213,7 +137,7 @@ def ptable_counts(
         p_col += p.tolist()
     frame = pl.DataFrame({"i": i_col, "j": j_col, "p": p_col})
     frame = frame.with_columns((pl.col("j") - pl.col("i")).alias("v"))
-    return PTable(_intervals(frame), D, float(V), js)
+    return PTable(intervals(frame), D, float(V), js)
 
 
 @dataclass(frozen=True)
@@ -357,10 +281,10 @@ def _fmt(x: Any) -> str:
         return x
     if isinstance(x, int | np.integer):
         return str(int(x))
-    value = round(float(x), _DIGITS)
+    value = round(float(x), DIGITS)
     if value == int(value):
         return str(int(value))
-    return f"{value:.{_DIGITS}f}".rstrip("0")
+    return f"{value:.{DIGITS}f}".rstrip("0")
 
 
 def read_ptable(
@@ -422,192 +346,3 @@ def read_ptable(
         else check_real(V, "V", minimum=0, min_inclusive=False)
     )
     return PTable(frame, max(d, 1), var, check_int(js, "js", minimum=0))
-
-
-@dataclass(frozen=True, eq=False)
-class MagnitudePTable:
-    """A perturbation table for magnitudes (fractional deviations, a few rows ``i``).
-
-    Attributes
-    ----------
-    frame : polars.DataFrame
-        Columns ``i`` (the row: 0 and the classes ``icat``), ``j``, ``v = j - i``, ``p`` and
-        the cumulative interval ``(p_int_lb, p_int_ub]``.
-    D, V, step : parameters (maximum deviation, variance bound, steps per unit).
-    """
-
-    frame: pl.DataFrame
-    D: int
-    V: float
-    step: int
-
-    def to_frame(self) -> pl.DataFrame:
-        """The ptable rows (``i, j, v, p, p_int_lb, p_int_ub``)."""
-        return self.frame
-
-    @property
-    def rows(self) -> np.ndarray:
-        """The row values ``i`` in increasing order (0 first)."""
-        return np.unique(self.frame["i"].to_numpy()).astype(float)
-
-    @property
-    def max_variance(self) -> float:
-        """The variance of the deviations in the last row (``i = D``)."""
-        last = self.frame.filter(pl.col("i") == pl.col("i").max())
-        return float((last["p"] * last["v"] ** 2).sum())
-
-    def row_deviations(self, cell_keys: np.ndarray) -> np.ndarray:
-        """``(n, rows)``: the deviation each key selects in each row (first ``key < p_int_ub``)."""
-        keys = np.asarray(cell_keys, dtype=float)
-        out = np.zeros((len(keys), len(self.rows)))
-        for r, i in enumerate(self.rows.tolist()):
-            part = self.frame.filter(pl.col("i") == i)
-            ub = part["p_int_ub"].to_numpy()
-            v = part["v"].to_numpy()
-            pos = np.searchsorted(ub, keys, side="right")  # cellKey: the first row with key < ub
-            out[:, r] = v[np.minimum(pos, len(v) - 1)]
-        return out
-
-    def deviations(self, cell_keys: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """The deviation for each cell key at the (fractional) row position ``a``.
-
-        ``a`` above ``D`` is cut to ``D``; between two rows the deviations the key selects in
-        both are interpolated linearly (as the R package cellKey does); a key of 0 (no
-        contributor) selects 0.
-        """
-        rows = self.rows
-        a = np.minimum(np.abs(np.asarray(a, dtype=float)), rows[-1])
-        per_row = self.row_deviations(cell_keys)
-        lo = np.clip(np.searchsorted(rows, a, side="right") - 1, 0, len(rows) - 1)
-        hi = np.minimum(lo + 1, len(rows) - 1)
-        span = rows[hi] - rows[lo]
-        lam = np.divide(a - rows[lo], span, out=np.zeros(len(a)), where=span > 0)
-        idx = np.arange(len(a))
-        v = (1.0 - lam) * per_row[idx, lo] + lam * per_row[idx, hi]
-        return np.where(np.asarray(cell_keys) == 0, 0.0, v)
-
-    def summary(self) -> Summary:
-        """Parameters and the achieved variance per row."""
-        f = self.frame.group_by("i").agg((pl.col("p") * pl.col("v") ** 2).sum().alias("var"))
-        rows = [
-            ("D", self.D),
-            ("V", self.V),
-            ("step", self.step),
-            ("rows i", ", ".join(f"{x:g}" for x in self.rows)),
-            ("largest variance", float(f["var"].max())),
-        ]
-        return Summary("Perturbation table (magnitudes)", rows)
-
-
-def _per_row(value: Any, n: int, name: str, check: Any) -> list[Any]:
-    """A scalar or one value per row (the R package's vectors ``optim``, ``mono``)."""
-    if isinstance(value, list | tuple):
-        if len(value) != n:
-            raise ParameterError(
-                f"The {name!r} parameter must be one value or {n} values (one per class of "
-                f"'icat'); got {len(value)}."
-            )
-        return [check(x) for x in value]
-    return [check(value)] * n
-
-
-def ptable_magnitudes(
-    D: int,
-    V: float,
-    *,
-    step: int = 2,
-    icat: Sequence[int] | None = None,
-    optim: int | Sequence[int] = 1,
-    mono: bool | Sequence[bool] = True,
-) -> MagnitudePTable:
-    """A perturbation table for magnitudes, as the R package ``ptable``'s ``create_num_ptable``.
-
-    Parameters
-    ----------
-    D : int
-        Maximum absolute deviation (in units of the flex magnitude).
-    V : float
-        Variance of the deviations: a bound (``optim=1``) or exact (``optim=4``).
-    step : int, default 2
-        Targets are ``1 / step`` apart (``D * step`` below 50).
-    icat : list of int, optional
-        The rows besides 0: must hold 1 and ``D`` (default ``[1, D]``); a cell between two
-        rows interpolates their deviations.
-    optim : int or list of int, default 1
-        1: variance at most ``V``; 4: exactly ``V``; one for all rows or one per class.
-    mono : bool or list of bool, default True
-        Probabilities do not decrease from the most negative deviation up to ``v = 0``.
-
-    Examples
-    --------
-    >>> pt = ptable_magnitudes(D=10, V=3, step=2, icat=[1, 5, 10], optim=[4, 1, 1])
-    >>> pt.frame.height  # cellKey's test of ptable::pt_ex_nums(): 96 rows
-    96
-    >>> pt.rows.tolist()
-    [0.0, 1.0, 5.0, 10.0]
-    """
-    D = check_int(D, "D", minimum=1)
-    V = check_real(V, "V", minimum=0, min_inclusive=False)
-    step = check_int(step, "step", minimum=1)
-    if D * step >= 50:
-        raise ParameterError("'D' times 'step' must be below 50 (as in the R package): lower one.")
-    cats = [1, D] if icat is None else sorted({check_int(c, "icat", minimum=1) for c in icat})
-    if 1 not in cats or D not in cats or max(cats) > D:
-        raise ParameterError("The 'icat' parameter must hold 1 and 'D', and nothing above 'D'.")
-
-    def _optim(x: Any) -> int:
-        if isinstance(x, bool) or x not in (1, 2, 3, 4):
-            raise ParameterError(
-                "The 'optim' parameter must be 1, 2, 3 or 4 (as in the R package)."
-            )
-        return int(x)
-
-    def _mono(x: Any) -> bool:
-        if not isinstance(x, bool | np.bool_):
-            raise ParameterError("The 'mono' parameter must be True or False (or one per class).")
-        return bool(x)
-
-    optims = _per_row(optim, len(cats), "optim", _optim)
-    monos = _per_row(mono, len(cats), "mono", _mono)
-    i_col: list[float] = [0.0]
-    j_col: list[float] = [0.0]
-    p_col: list[float] = [1.0]
-    for i, opt, mon in zip(cats, optims, monos, strict=True):
-        # targets on a grid of 1/step, rounded to 4 decimals as the R package does
-        j = np.round(np.arange(max(i - D, 0) * step, (i + D) * step + 1) / step, 4)
-        v = np.round(j - i, 4)
-        try:
-            p = _entropy_row(v, V, np.full(len(v), _EPS), mon, opt == 4)
-            if opt == 4 and abs(float((v**2) @ p) - V) > 1e-6:
-                raise InfeasibleError("variance missed")
-        except InfeasibleError:
-            raise InfeasibleError(
-                f"No ptable row for the class {i}: the constraints cannot all hold; raise 'V' "
-                "or 'D', or use optim = 1."
-            ) from None
-        i_col += [float(i)] * len(j)
-        j_col += j.tolist()
-        p_col += p.tolist()
-    frame = pl.DataFrame({"i": i_col, "j": j_col, "p": p_col}).with_columns(
-        (pl.col("j") - pl.col("i")).round(4).alias("v")
-    )
-    return MagnitudePTable(_intervals(frame), D, float(V), step)
-
-
-def _intervals(frame: pl.DataFrame) -> pl.DataFrame:
-    """Cumulative bounds rounded to 8 decimals, the last one 1, ``p`` their difference.
-
-    The bounds are what the cell keys are compared with, so ``p`` is recomputed from them
-    (as in the R package).
-    """
-    frame = frame.with_columns(pl.col("p").cum_sum().over("i").round(_DIGITS).alias("p_int_ub"))
-    frame = frame.with_columns(
-        pl.when(pl.col("j") == pl.col("j").max().over("i"))
-        .then(1.0)
-        .otherwise(pl.col("p_int_ub"))
-        .alias("p_int_ub")
-    )
-    frame = frame.with_columns(
-        pl.col("p_int_ub").shift(1, fill_value=0.0).over("i").alias("p_int_lb")
-    ).with_columns((pl.col("p_int_ub") - pl.col("p_int_lb")).alias("p"))
-    return frame.select("i", "j", "v", "p", "p_int_lb", "p_int_ub")
