@@ -322,3 +322,40 @@ def test_noise_has_mean_zero_over_the_keys() -> None:
         assert np.all(np.abs(v) <= pt.D)
     v3 = pt.deviations(keys, np.full(n, 3.0))
     assert np.var(v3) == pytest.approx(1.0, rel=0.1)
+
+
+def test_odd_cells_use_their_own_ptable() -> None:
+    # cellKey's parity case (top_k = 1): even contributor counts look up `ptable`, odd ones
+    # `ptable_odd`; here the odd ptable never changes a value (every row v = 0)
+    still = pl.DataFrame(
+        {"i": [0.0, 1.0, 2.0], "j": [0.0, 1.0, 2.0], "v": [0.0] * 3, "p": [1.0] * 3}
+    ).with_columns(pl.lit(0.0).alias("p_int_lb"), pl.lit(1.0).alias("p_int_ub"))
+    odd_pt = MagnitudePTable(still.select("i", "j", "v", "p", "p_int_lb", "p_int_ub"), 2, 1.0, 1)
+    t = _one_dim([30.0, 20.0, 10.0], [[10, 10], [10, 10], [10, 0]], [3, 2, 1])
+    kw = {"fp": 100, "p_small": 1.0, "top_k": 1, "epsilon": [1.0], "ptable": _hand_ptable()}
+    res = CellKeyMagnitudes(**kw, ptable_odd=odd_pt).apply(t, [0.95, 0.95, 0.95])
+    # even cell a (2 contributors): d = 10, a = 2, key 0.95 -> v = 2 in the hand ptable
+    assert res.perturbed.tolist() == [30.0, 40.0, 10.0]
+    with pytest.raises(ParameterError, match="'ptable_odd'"):
+        CellKeyMagnitudes(fp=100, ptable_odd=odd_pt).apply(t, [0.1, 0.2, 0.3])
+
+
+@_SETTINGS
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(-300, 300)),
+        min_size=2,
+        max_size=20,
+    ),
+    seed=st.integers(0, 1000),
+)
+def test_property_mixed_signs_never_cross_zero(rows: list[tuple[str, int]], seed: int) -> None:
+    g, v = zip(*rows, strict=True)
+    df = pl.DataFrame({"id": list(range(len(rows))), "g": g, "v": [float(x) for x in v]})
+    res = cell_key_magnitudes(
+        df, ["g"], "v", key_columns="id", seed=seed, ptable=_small_ptable(), mu_c=1.0, **_KW
+    )
+    vals = res.table.values
+    # a perturbed value keeps its sign or becomes 0; zero stays zero
+    assert np.all(res.perturbed * np.sign(vals) >= 0)
+    assert np.all(res.perturbed[vals == 0] == 0)

@@ -8,7 +8,8 @@ and ``missing``), optional ``[[rules]]`` (the cells they flag get the extra nois
 also the original value, the contributors, the cell key and the noise).  ``[cellkey]`` holds
 the method's declared parameters, the record keys (``key_columns`` or ``record_key``,
 ``seed``, ``digits``, ``use_zero_keys``) and the ptables as sub-tables of the parameters of
-:func:`~sdckit.tables.ptable_magnitudes` (``[cellkey.ptable]``, ``[cellkey.small_ptable]``).
+:func:`~sdckit.tables.ptable_magnitudes` (``[cellkey.ptable]``, ``[cellkey.small_ptable]``,
+``[cellkey.ptable_odd]``).
 :func:`load_cellkey_job` reads such a job and :func:`run_cellkey_job` runs it; ``sdckit table``
 runs it like any table job (:func:`is_cellkey_job_file` tells them apart).
 
@@ -72,7 +73,7 @@ CELLKEY_OPTIONS: dict[str, tuple[str, str]] = {
     "digits": ("an integer from 1 to 12 (default 8)", "decimals of the record keys"),
     "use_zero_keys": ("true or false (default false)", "records of value 0 count in the cell key"),
 }
-#: The keys of ``[cellkey.ptable]`` and ``[cellkey.small_ptable]``.
+#: The keys of ``[cellkey.ptable]``, ``[cellkey.small_ptable]`` and ``[cellkey.ptable_odd]``.
 PTABLE_OPTIONS = ("D", "V", "step", "icat", "optim", "mono")
 
 _SECTIONS = {"title", "input", "table", "rules", "cellkey", "output"}
@@ -174,7 +175,7 @@ def load_cellkey_job(path: str | Path) -> CellKeyJob:
         raise ParameterError('[table] \'missing\' must be "error", "category" or "drop".')
     ck = dict(table_of(spec["cellkey"], "cellkey"))
     options = {k: ck.pop(k) for k in list(ck) if k in CELLKEY_OPTIONS}
-    for key in ("ptable", "small_ptable"):
+    for key in ("ptable", "small_ptable", "ptable_odd"):
         if key in ck:
             ck[key] = _ptable(ck[key], f"cellkey.{key}")
     method = instantiate(CellKeyMagnitudes, ck, "[cellkey]")

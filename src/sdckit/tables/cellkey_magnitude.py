@@ -215,6 +215,9 @@ class CellKeyMagnitudes(Parameterised):
         The ptable for small contributions; gives the separation point.  None: no separation.
     same_key : bool, default True
         The first component uses the cell key itself (else its digits rotated once).
+    ptable_odd : MagnitudePTable, optional
+        The ptable of cells with an odd number of contributors; ``ptable`` then serves the
+        even ones (cellKey's ``"even"`` and ``"odd"`` ptables; only with ``top_k = 1``).
 
     Examples
     --------
@@ -255,6 +258,9 @@ class CellKeyMagnitudes(Parameterised):
             _PTABLE, None, help="ptable of small contributions (sets the separation point)"
         ),
         "same_key": Param(Boolean(), help="the first component uses the cell key itself"),
+        "ptable_odd": Param(
+            _PTABLE, None, help="ptable of cells with an odd number of contributors (top_k 1)"
+        ),
     }
 
     def __init__(
@@ -270,6 +276,7 @@ class CellKeyMagnitudes(Parameterised):
         ptable: MagnitudePTable | None = None,
         small_ptable: MagnitudePTable | None = None,
         same_key: bool = True,
+        ptable_odd: MagnitudePTable | None = None,
     ) -> None:
         self.fp = fp
         self.top_k = top_k
@@ -281,6 +288,7 @@ class CellKeyMagnitudes(Parameterised):
         self.ptable = ptable
         self.small_ptable = small_ptable
         self.same_key = same_key
+        self.ptable_odd = ptable_odd
 
     # ------------------------------------------------------------------ derived parameters
     def weights(self) -> np.ndarray:
@@ -318,6 +326,11 @@ class CellKeyMagnitudes(Parameterised):
             self.weights()
         except ParameterError as exc:
             raise ParameterError(f"{prefix}{exc}") from None
+        if self.ptable_odd is not None and (self.ptable is None or self.top_k != 1):
+            raise ParameterError(
+                f"{prefix}The 'ptable_odd' parameter of CellKeyMagnitudes needs 'ptable' (for "
+                "the even cells) and 'top_k' = 1 (as in cellKey)."
+            )
 
     # ------------------------------------------------------------------ the method
     def apply(self, table: Table, cell_keys: Any) -> CellKeyMagnitudeResult:
@@ -387,6 +400,11 @@ def _perturb(m: CellKeyMagnitudes, table: Table, keys: np.ndarray) -> CellKeyMag
         a = np.divide(np.abs(running), np.abs(d), out=np.zeros(n), where=d != 0)
         v = np.zeros(n)
         large_rows = on & ~is_small & ~skip
+        if m.ptable_odd is not None:  # cellKey's parity case: odd contributor counts
+            odd = large_rows & (n_contrib % 2 == 1)
+            large_rows &= ~odd
+            if odd.any():
+                v[odd] = m.ptable_odd.deviations(keys[odd, j], a[odd])
         if large_rows.any():
             v[large_rows] = ptab.deviations(keys[large_rows, j], a[large_rows])
         small_rows = on & is_small & ~skip
@@ -428,6 +446,7 @@ def cell_key_magnitudes(
     ptable: MagnitudePTable | None = None,
     small_ptable: MagnitudePTable | None = None,
     same_key: bool = True,
+    ptable_odd: MagnitudePTable | None = None,
     record_key: str | None = None,
     key_columns: str | Sequence[str] | None = None,
     seed: int = 0,
@@ -447,7 +466,7 @@ def cell_key_magnitudes(
     ----------
     data, dimensions, value
         Microdata, spanning variables (as for :meth:`Table.from_microdata`), the magnitude.
-    fp, top_k, p_small, p_large, epsilon, q, mu_c, ptable, small_ptable, same_key
+    fp, top_k, p_small, p_large, epsilon, q, mu_c, ptable, small_ptable, same_key, ptable_odd
         The parameters of :class:`CellKeyMagnitudes`.
     record_key : str, optional
         A column of record keys in [0, 1); computed by :func:`~sdckit.tables.record_keys`
@@ -484,6 +503,7 @@ def cell_key_magnitudes(
         ptable=ptable,
         small_ptable=small_ptable,
         same_key=same_key,
+        ptable_odd=ptable_odd,
     )
     method.validate_params()
     frame = as_microdata(data).frame
