@@ -80,6 +80,9 @@ def test_scrambled_keys_as_cellkey_rotates_digits() -> None:
     assert scrambled_keys([0.5], 2, same_key=False).tolist() == [[0.05, 0.5]]
     assert scrambled_keys([0.012], 3).tolist() == [[0.012, 0.12, 0.201]]
     assert scrambled_keys([0.0], 2).tolist() == [[0.0, 0.0]]
+    # keys of 10 and 12 digits (record keys of digits = 12) keep every digit
+    assert scrambled_keys([0.1234567891], 2).tolist() == [[0.1234567891, 0.2345678911]]
+    assert scrambled_keys([0.123456789012], 2)[0, 1] == 0.234567890121
 
 
 def test_pt_ex_nums_as_in_cellkey_tests() -> None:

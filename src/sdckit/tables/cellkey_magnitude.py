@@ -83,12 +83,16 @@ def _rotate(key: str) -> str:
     return "0." + key[3:] + key[2:3]
 
 
-def scrambled_keys(cell_keys: Any, k: int, *, same_key: bool = True, digits: int = 8) -> np.ndarray:
+def scrambled_keys(
+    cell_keys: Any, k: int, *, same_key: bool = True, digits: int = 12
+) -> np.ndarray:
     """The ``(n, k)`` keys of the ``k`` largest contributions of each cell (cellKey's scheme).
 
     The first is the cell key (``same_key``) or the cell key with its first decimal digit
     moved to the end; each next one moves the first digit of the previous one to the end.
-    The cell key is written with ``digits`` decimals and no trailing zeros, as R prints it.
+    The cell key is written with ``digits`` decimals (12: every key of
+    :func:`~sdckit.tables.record_keys`) and no trailing zeros, as R prints it (R prints keys
+    below 0.0001 in scientific notation, which cellKey then mangles; here they are decimals).
 
     Examples
     --------
