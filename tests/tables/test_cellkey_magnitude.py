@@ -362,3 +362,20 @@ def test_property_mixed_signs_never_cross_zero(rows: list[tuple[str, int]], seed
     # a perturbed value keeps its sign or becomes 0; zero stays zero
     assert np.all(res.perturbed * np.sign(vals) >= 0)
     assert np.all(res.perturbed[vals == 0] == 0)
+
+
+def test_mean_and_sum_bases_by_hand() -> None:
+    # cellKey's type = "mean" / "sum": one component from the cell mean or the cell value.
+    # p_small = 1, fp = 100, keys 0.95 (v = 1 in row 1, v = 2 in row 2 of the hand ptable)
+    t = _one_dim([30.0, 20.0, 10.0], [[10, 10], [10, 10], [10, 0]], [3, 2, 1])
+    kw = {"fp": 100, "p_small": 1.0, "top_k": 1, "epsilon": [1.0], "ptable": _hand_ptable()}
+    keys = [0.95, 0.95, 0.95]
+    # means 10, 10, 10: d = 10; a = 3 (cut at 2), 2, 1: v = 2, 2, 1
+    mean = CellKeyMagnitudes(**kw, base="mean").apply(t, keys)
+    assert mean.magnitude[:, 0].tolist() == [10.0, 10.0, 10.0]
+    assert mean.perturbed.tolist() == [50.0, 40.0, 20.0]
+    # the values themselves: d = T, a = 1, v = 1: every value doubles
+    total = CellKeyMagnitudes(**kw, base="sum").apply(t, keys)
+    assert total.perturbed.tolist() == [60.0, 40.0, 20.0]
+    with pytest.raises(ParameterError, match="'base' parameter"):
+        CellKeyMagnitudes(fp=100, base="mean").apply(t, keys)  # top_k 3

@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from sdckit._constraints import Boolean, Instance, Integer, ListOf, Param, Real
+from sdckit._constraints import Boolean, Instance, Integer, ListOf, Options, Param, Real
 from sdckit._results import Summary
 from sdckit._validation import check_columns_exist, check_int
 from sdckit.errors import ParameterError
@@ -222,6 +222,9 @@ class CellKeyMagnitudes(Parameterised):
     ptable_odd : MagnitudePTable, optional
         The ptable of cells with an odd number of contributors; ``ptable`` then serves the
         even ones (cellKey's ``"even"`` and ``"odd"`` ptables; only with ``top_k = 1``).
+    base : {"top", "mean", "sum"}, default "top"
+        What the noise grows with (cellKey's ``type``): the ``top_k`` largest contributions,
+        or (with ``top_k = 1``) the cell's mean or its value.
 
     Examples
     --------
@@ -265,6 +268,11 @@ class CellKeyMagnitudes(Parameterised):
         "ptable_odd": Param(
             _PTABLE, None, help="ptable of cells with an odd number of contributors (top_k 1)"
         ),
+        "base": Param(
+            Options("top", "mean", "sum"),
+            help="the noise grows with the top_k largest contributions, the cell mean or the "
+            "cell value (top_k 1)",
+        ),
     }
 
     def __init__(
@@ -281,6 +289,7 @@ class CellKeyMagnitudes(Parameterised):
         small_ptable: MagnitudePTable | None = None,
         same_key: bool = True,
         ptable_odd: MagnitudePTable | None = None,
+        base: str = "top",
     ) -> None:
         self.fp = fp
         self.top_k = top_k
@@ -293,6 +302,7 @@ class CellKeyMagnitudes(Parameterised):
         self.small_ptable = small_ptable
         self.same_key = same_key
         self.ptable_odd = ptable_odd
+        self.base = base
 
     # ------------------------------------------------------------------ derived parameters
     def weights(self) -> np.ndarray:
@@ -330,6 +340,11 @@ class CellKeyMagnitudes(Parameterised):
             self.weights()
         except ParameterError as exc:
             raise ParameterError(f"{prefix}{exc}") from None
+        if self.base != "top" and self.top_k != 1:
+            raise ParameterError(
+                f"{prefix}The 'base' parameter of CellKeyMagnitudes is {self.base!r}: one "
+                "component, so 'top_k' must be 1 (and 'epsilon' [1])."
+            )
         if self.ptable_odd is not None and (self.ptable is None or self.top_k != 1):
             raise ParameterError(
                 f"{prefix}The 'ptable_odd' parameter of CellKeyMagnitudes needs 'ptable' (for "
@@ -354,7 +369,12 @@ class CellKeyMagnitudes(Parameterised):
             raise ParameterError(
                 "The cell keys must be one number in [0, 1) per cell of the table (in C order)."
             )
-        if table.top.shape[1] == 0:
+        if self.base == "mean" and not table.weighted and np.any(table.n_contributors < 0):
+            raise ParameterError(
+                "The table does not know its contributors, so it has no cell means; give "
+                "n_contributors, or base 'top' or 'sum'."
+            )
+        if self.base == "top" and table.top.shape[1] == 0:
             raise ParameterError(
                 "The table holds no largest contributions; build it from microdata "
                 "(Table.from_microdata with n_top at least top_k)."
@@ -370,9 +390,15 @@ def _perturb(m: CellKeyMagnitudes, table: Table, keys: np.ndarray) -> CellKeyMag
     zs = m.separation_point()
     ptab = m.ptable if m.ptable is not None else default_magnitude_ptable()
     top = np.zeros((n, k))
-    have = min(k, table.top.shape[1])
-    top[:, :have] = table.top[:, :have]
     n_contrib = table.n_contributors
+    if m.base == "top":
+        have = min(k, table.top.shape[1])
+        top[:, :have] = table.top[:, :have]
+    else:  # cellKey's type "mean" or "sum": one component, from the cell's mean or value
+        have = 1
+        units = table.weights if table.weighted else n_contrib.astype(float)
+        mean = np.divide(table.values, units, out=np.zeros(n), where=units > 0)
+        top[:, 0] = mean if m.base == "mean" else table.values
     # a component exists for the j-th contributor of a cell with a key and a non-zero value
     present = (keys[:, :1] != 0) & (table.values[:, None] != 0) & (np.arange(k) < have)
     present &= (n_contrib[:, None] < 0) | (np.arange(k) < n_contrib[:, None])
@@ -451,6 +477,7 @@ def cell_key_magnitudes(
     small_ptable: MagnitudePTable | None = None,
     same_key: bool = True,
     ptable_odd: MagnitudePTable | None = None,
+    base: str = "top",
     record_key: str | None = None,
     key_columns: str | Sequence[str] | None = None,
     seed: int = 0,
@@ -470,7 +497,7 @@ def cell_key_magnitudes(
     ----------
     data, dimensions, value
         Microdata, spanning variables (as for :meth:`Table.from_microdata`), the magnitude.
-    fp, top_k, p_small, p_large, epsilon, q, mu_c, ptable, small_ptable, same_key, ptable_odd
+    fp, top_k, p_small, p_large, epsilon, q, mu_c, ptable, small_ptable, same_key, ptable_odd, base
         The parameters of :class:`CellKeyMagnitudes`.
     record_key : str, optional
         A column of record keys in [0, 1); computed by :func:`~sdckit.tables.record_keys`
@@ -508,6 +535,7 @@ def cell_key_magnitudes(
         small_ptable=small_ptable,
         same_key=same_key,
         ptable_odd=ptable_odd,
+        base=base,
     )
     method.validate_params()
     frame = as_microdata(data).frame
