@@ -196,6 +196,13 @@ def test_bad_parameters_are_named() -> None:
         CellKeyMagnitudes(fp=0).apply(t, [0, 0.1, 0.2])
     with pytest.raises(ParameterError, match="cell keys"):
         CellKeyMagnitudes(fp=10).apply(t, [0.1, 0.2])
+    df = pl.DataFrame({"id": [1, 2], "g": ["a", "b"], "v": [1.0, 2.0]})
+    with pytest.raises(ParameterError, match="Did you mean 'fp'"):
+        cell_key_magnitudes(df, ["g"], "v", fpp=10)
+    with pytest.raises(ParameterError, match="needs the parameter 'fp'"):
+        cell_key_magnitudes(df, ["g"], "v")
+    with pytest.raises(ParameterError, match="by name"):
+        cell_key_magnitudes(df, ["g"], "v", 10)
     with pytest.raises(ParameterError, match="'icat'"):
         ptable_magnitudes(D=4, V=1.0, icat=[1, 2])
     with pytest.raises(ParameterError, match="'optim'"):

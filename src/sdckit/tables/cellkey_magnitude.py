@@ -32,10 +32,12 @@ first component only (the code adds it to every one).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 import polars as pl
@@ -45,12 +47,14 @@ from sdckit._results import Summary
 from sdckit._validation import check_columns_exist, check_int
 from sdckit.errors import ParameterError
 from sdckit.microdata import as_microdata
-from sdckit.protection import Parameterised
+from sdckit.protection import Parameterised, unknown_parameter
 from sdckit.tables._flex import flex_function, scrambled_keys
 from sdckit.tables._status import CellStatus
 from sdckit.tables.cellkey import record_keys
 from sdckit.tables.ptable_magnitude import MagnitudePTable, ptable_magnitudes
 from sdckit.tables.table import Table
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
     "CellKeyMagnitudeResult",
@@ -407,6 +411,34 @@ def _perturb(m: CellKeyMagnitudes, table: Table, keys: np.ndarray) -> CellKeyMag
     )
 
 
+def _checked_keywords(fn: F) -> F:
+    """Unknown or positional keyword arguments as a ParameterError naming them, not a TypeError."""
+    sig = inspect.signature(fn)
+    names = list(sig.parameters)
+    n_positional = sum(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values())
+    required = [
+        n for n, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY and p.default is p.empty
+    ]
+
+    @functools.wraps(fn)
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > n_positional:
+            raise ParameterError(
+                f"{fn.__name__}() takes the data, the dimensions and the value by position and "
+                "its parameters by name (fp=..., top_k=...)."
+            )
+        for key in kwargs:
+            if key not in names:
+                raise unknown_parameter(f"{fn.__name__}()", key, names[n_positional:])
+        for name in required:
+            if name not in kwargs:
+                raise ParameterError(f"{fn.__name__}() needs the parameter {name!r}.")
+        return fn(*args, **kwargs)
+
+    return cast(F, inner)
+
+
+@_checked_keywords
 def cell_key_magnitudes(
     data: Any,
     dimensions: Sequence[str] | Mapping[str, Any],
