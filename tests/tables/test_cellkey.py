@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from sdckit.errors import ParameterError
-from sdckit.tables import cell_key_counts, cell_key_magnitudes, count_ptable, record_keys
+from sdckit.tables import cell_key_counts, count_ptable, record_keys
 
 
 @pytest.fixture(scope="module")
@@ -98,24 +98,3 @@ def test_perturbed_counts(ptable) -> None:
     assert np.array_equal(same.perturbed, res.perturbed)
     with pytest.raises(ParameterError):
         cell_key_counts(df, ["g"], ptable, record_key="w")
-
-
-def test_magnitudes_zero_mean_and_consistent(ptable) -> None:
-    rng = np.random.default_rng(2)
-    n = 4000
-    df = pl.DataFrame(
-        {
-            "id": np.arange(n),
-            "g": rng.integers(0, 50, n),
-            "h": rng.integers(0, 30, n),
-            "v": rng.lognormal(3, 1, n),
-        }
-    )
-    res = cell_key_magnitudes(df, ["g", "h"], "v", ptable, noise=0.1, key_columns="id")
-    t = res.table
-    change = res.perturbed - t.values
-    assert np.all(np.abs(change) <= 0.1 * t.top[:, 0] * 3 / np.sqrt(1.5) + 1e-9)
-    assert abs(np.mean(change / np.maximum(t.top[:, 0], 1e-9))) < 0.01
-    one = cell_key_magnitudes(df, ["g"], "v", ptable, noise=0.1, key_columns="id")
-    margin = res.to_frame().filter(pl.col("h") == "Total").sort("g")["perturbed"].to_numpy()
-    assert margin == pytest.approx(one.to_frame().sort("g")["perturbed"].to_numpy())

@@ -43,6 +43,8 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
 
     from sdckit._results import format_value
 
+    if getattr(outcome, "perturbation", None) is not None:  # a [cellkey] job
+        return _print_perturbation(console, job, outcome)
     table, result, checked, written = outcome
     summary = RichTable(title=job.title, title_justify="left")
     summary.add_column("measure")
@@ -92,6 +94,23 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     if refusal is not None:
         typer.echo(f"Error: {refusal}", err=True)
     return bool(checked.ok) and bool(outcome.joint_ok)
+
+
+def _print_perturbation(console: Any, job: Any, outcome: Any) -> bool:
+    """Print the summary of a cell key job (a perturbed table) and what it wrote."""
+    from rich.table import Table as RichTable
+
+    from sdckit._results import format_value
+
+    summary = RichTable(title=job.title, title_justify="left")
+    summary.add_column("measure")
+    summary.add_column("value", justify="right")
+    for label, value in outcome.perturbation.summary().rows:
+        summary.add_row(label, value if isinstance(value, str) else format_value(value))
+    console.print(summary)
+    for p in outcome.written:
+        console.print(f"Wrote {p}")
+    return True
 
 
 def _check_distinct_outputs(jobs: list[Any]) -> None:
@@ -150,6 +169,11 @@ def _write_batches(console: Any, jobs: list[Any], directory: Path) -> None:
     with reported_errors():
         if any(job.path.suffix.lower() == ".arb" for job in jobs):
             raise ParameterError("--write-arb writes TOML table jobs; a batch is one already.")
+        if any(getattr(job, "cellkey", False) for job in jobs):
+            raise ParameterError(
+                "--write-arb writes suppression table jobs; a [cellkey] job has no tau-ARGUS "
+                "batch form here yet: run it with sdckit table."
+            )
         stems = [job.path.stem for job in jobs]
         if len(set(stems)) != len(stems):
             raise ParameterError("--write-arb: two jobs have the same file name; rename one.")
@@ -182,6 +206,7 @@ def table_command(
     from sdckit._validation import check_int
     from sdckit.errors import SdcError
     from sdckit.jobs import load_table_job, run_table_jobs
+    from sdckit.jobs.cellkey import is_cellkey_job_file, load_cellkey_job, run_cellkey_job
     from sdckit.jobs.tauargus import (
         ArbPerturbationJob,
         load_arb_jobs,
@@ -198,9 +223,13 @@ def table_command(
         for job_file in job_files:
             if job_file.suffix.lower() == ".arb":
                 jobs.extend(load_arb_jobs(job_file))
+            elif is_cellkey_job_file(job_file):
+                jobs.append(load_cellkey_job(job_file))
             else:
                 jobs.append(load_table_job(job_file))
         _check_distinct_outputs(jobs)
+        if len(jobs) > 1 and any(getattr(job, "cellkey", False) for job in jobs):
+            raise fail("A [cellkey] job (a perturbed table) runs on its own: give its file alone.")
     if write_arb is not None:
         _write_batches(console, jobs, write_arb)
         return
@@ -242,7 +271,8 @@ def table_command(
         with reported_errors():
             try:
                 with progress_bar(console) as progress:
-                    outcome = run_arb_job(job, progress=progress)
+                    run = run_cellkey_job if getattr(job, "cellkey", False) else run_arb_job
+                    outcome = run(job, progress=progress)
             except SdcError as exc:
                 if not batch:
                     raise

@@ -52,7 +52,23 @@ def methods_markdown() -> str:
             for name, param in cls.parameters.items():
                 lines.append(f"| `{name}` | {_cell(param.describe())} | {_cell(param.help)} |")
             lines.append("")
+    lines += _cellkey_markdown()
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _cellkey_markdown() -> list[str]:
+    """The ``[cellkey]`` section of table jobs: the method's declaration and the key options."""
+    from sdckit.jobs.cellkey import CELLKEY_OPTIONS
+    from sdckit.tables import CellKeyMagnitudes as cls
+
+    lines = ["#### The cell key method of table jobs (`[cellkey]`, instead of `[suppression]`)", ""]
+    lines += [f"**`[cellkey]`** ({cls.__name__}): {cls.description}", ""]
+    lines += ["| key | admissible values | meaning |", "|---|---|---|"]
+    for name, param in cls.parameters.items():
+        lines.append(f"| `{name}` | {_cell(param.describe())} | {_cell(param.help)} |")
+    for name, (values, meaning) in CELLKEY_OPTIONS.items():
+        lines.append(f"| `{name}` | {_cell(values)} | {_cell(meaning)} |")
+    return [*lines, ""]
 
 
 def update_file(path: str | Path) -> bool:

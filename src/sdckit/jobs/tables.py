@@ -399,6 +399,11 @@ def check_audit(params: dict[str, Any]) -> dict[str, Any]:
 def load_table_job(path: str | Path) -> TableJob:
     """Read and validate a table job file; raise an :class:`SdcError` for anything wrong."""
     job_path, spec = read_toml(path)
+    if "cellkey" in spec:  # jobs.cellkey reads this module, so it is not imported from here
+        raise ParameterError(
+            "The job has a [cellkey] section (a perturbed table): load it with "
+            "sdckit.jobs.cellkey.load_cellkey_job (sdckit table runs both kinds of job)."
+        )
     unknown_keys(spec, _SECTIONS, "top level")
     base = job_path.parent
     output = table_of(spec.get("output"), "output")

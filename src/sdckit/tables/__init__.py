@@ -13,9 +13,16 @@ from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,
     cell_key_counts,
-    cell_key_magnitudes,
     count_ptable,
     record_keys,
+)
+from sdckit.tables.cellkey_magnitude import (
+    CellKeyMagnitudeResult,
+    CellKeyMagnitudes,
+    cell_key_magnitudes,
+    default_magnitude_ptable,
+    flex_function,
+    scrambled_keys,
 )
 from sdckit.tables.hierarchy import Hierarchy
 from sdckit.tables.linked import LinkedAudit, LinkedProtection, LinkedTables
@@ -32,6 +39,7 @@ from sdckit.tables.ptable import (
     read_ptable,
     write_ptable,
 )
+from sdckit.tables.ptable_magnitude import MagnitudePTable, ptable_magnitudes
 from sdckit.tables.rounding import (
     ControlledRounding,
     DeterministicRounding,
@@ -76,6 +84,8 @@ from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
     "AuditResult",
+    "CellKeyMagnitudeResult",
+    "CellKeyMagnitudes",
     "CellKeyResult",
     "CellStatus",
     "ControlledRounding",
@@ -88,6 +98,7 @@ __all__ = [
     "LinkedAudit",
     "LinkedProtection",
     "LinkedTables",
+    "MagnitudePTable",
     "MarkedCells",
     "MinFrequency",
     "ModularSuppression",
@@ -118,9 +129,12 @@ __all__ = [
     "cell_key_magnitudes",
     "check_ptable",
     "count_ptable",
+    "default_magnitude_ptable",
     "evaluate_rules",
+    "flex_function",
     "perturbation_loss",
     "ptable_counts",
+    "ptable_magnitudes",
     "read_ptable",
     "record_keys",
     "repair_suppression",
@@ -128,6 +142,7 @@ __all__ = [
     "round_deterministic",
     "round_random",
     "round_small_cells",
+    "scrambled_keys",
     "singleton_violations",
     "small_cell_adjustment",
     "suppress_gauss",

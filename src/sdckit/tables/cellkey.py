@@ -1,4 +1,4 @@
-"""The cell key method for frequency tables (methods.md M12).
+"""The cell key method for frequency tables (methods.md M12; magnitudes: ``cellkey_magnitude``).
 
 1. Every record gets a reproducible record key in [0, 1): a seeded hash of its content (give
    an identifier column so that equal records get different keys).
@@ -32,7 +32,6 @@ __all__ = [
     "CellKeyResult",
     "PTable",
     "cell_key_counts",
-    "cell_key_magnitudes",
     "count_ptable",
     "record_keys",
 ]
@@ -311,6 +310,22 @@ class CellKeyResult:
         return Summary("Cell key method", rows)
 
 
+def _given_keys(frame: pl.DataFrame, record_key: str) -> np.ndarray:
+    """The record keys of the column ``record_key`` (numbers in [0, 1), checked)."""
+    check_columns_exist([record_key], list(frame.columns), "record-key")
+    try:
+        keys = frame.get_column(record_key).cast(pl.Float64, strict=True).to_numpy()
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        # polars' message quotes the offending values: never pass it on
+        raise ParameterError(
+            f"The record-key column {record_key!r} has entries that are not numbers; give "
+            "numbers in [0, 1) (or leave record_key out to compute the keys)."
+        ) from None
+    if np.any(~np.isfinite(keys)) or np.any(keys < 0) or np.any(keys >= 1):
+        raise ParameterError(f"The record-key column {record_key!r} must lie in [0, 1).")
+    return keys
+
+
 def cell_key_counts(
     data: Any,
     dimensions: Sequence[str] | Mapping[str, Any],
@@ -359,17 +374,7 @@ def cell_key_counts(
     if record_key is None:
         keys = record_keys(frame, columns=key_columns, seed=seed, digits=digits)
     else:
-        check_columns_exist([record_key], list(frame.columns), "record-key")
-        try:
-            keys = frame.get_column(record_key).cast(pl.Float64, strict=True).to_numpy()
-        except (pl.exceptions.PolarsError, TypeError, ValueError):
-            # polars' message quotes the offending values: never pass it on
-            raise ParameterError(
-                f"The record-key column {record_key!r} has entries that are not numbers; give "
-                "numbers in [0, 1) (or leave record_key out to compute the keys)."
-            ) from None
-        if np.any(~np.isfinite(keys)) or np.any(keys < 0) or np.any(keys >= 1):
-            raise ParameterError(f"The record-key column {record_key!r} must lie in [0, 1).")
+        keys = _given_keys(frame, record_key)
     # integer arithmetic: sums of keys scaled to integers are exact in any order, so the same
     # records always give the same cell key (floating sums would differ in the last bits)
     scale = 10.0**digits
@@ -385,48 +390,3 @@ def cell_key_counts(
         mean_w = np.divide(counts.weights, n, out=np.zeros(len(n)), where=n > 0)
         perturbed = perturbed * mean_w
     return CellKeyResult(counts, cell_keys, v, perturbed)
-
-
-def cell_key_magnitudes(
-    data: Any,
-    dimensions: Sequence[str] | Mapping[str, Any],
-    value: str,
-    ptable: PTable,
-    *,
-    noise: float = 0.05,
-    record_key: str | None = None,
-    key_columns: str | Sequence[str] | None = None,
-    seed: int = 0,
-    digits: int = 8,
-) -> CellKeyResult:
-    """A magnitude table perturbed by the cell key method (noise on the largest contribution).
-
-    Each cell gets ``T + noise * x_1 * v / sqrt(V)``, where ``x_1`` is its largest contribution
-    and ``v`` the deviation that the cell key selects in the ptable's row of large counts (zero
-    mean, variance at most ``V``): zero-mean noise with standard deviation up to
-    ``noise * x_1``, the same for the same cell in every table.  A simplification of the
-    cellKey package's top-k method (one contribution, no flex function).
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> df = pl.DataFrame({"id": range(40), "g": ["a", "b"] * 20, "v": [10.0] * 40})
-    >>> res = cell_key_magnitudes(df, ["g"], "v", count_ptable(D=2, V=1.0), key_columns="id")
-    >>> res.perturbed.shape
-    (3,)
-    """
-    noise = check_real(noise, "noise", minimum=0)
-    counts = cell_key_counts(
-        data,
-        dimensions,
-        ptable,
-        record_key=record_key,
-        key_columns=key_columns,
-        seed=seed,
-        digits=digits,
-    )
-    table = Table.from_microdata(data, dimensions, value, n_top=1)
-    big = np.full(table.n_cells, ptable.max_i)
-    v = ptable.deviations(big, counts.cell_keys).astype(float)
-    perturbed = table.values + noise * table.top[:, 0] * v / np.sqrt(ptable.V)
-    return CellKeyResult(table, counts.cell_keys, v, perturbed)

@@ -21,11 +21,12 @@ the rows; tau-ARGUS takes the fifth field as the upper bound of the cell-key int
 columns must be in this order), or the full table of the R package (``i;j;p;v;p_int_lb;
 p_int_ub;type``); :func:`read_ptable` reads either.  :func:`check_ptable` checks the
 constraints.  The tables work with :func:`~sdckit.tables.cell_key_counts`.
+
+Magnitude tables have their own ptables: :mod:`sdckit.tables.ptable_magnitude`.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,63 +37,10 @@ import polars as pl
 
 from sdckit._validation import check_int, check_real
 from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.tables._maxent import DIGITS, EPS, entropy_row, intervals
 from sdckit.tables.cellkey import PTable
 
 __all__ = ["PTableCheck", "check_ptable", "ptable_counts", "read_ptable", "write_ptable"]
-
-_EPS = 1e-8  # the R package's lower bound of every probability (1 / 10^8)
-_DIGITS = 8  # decimals of the cumulative bounds
-
-
-def _entropy_row(
-    v: np.ndarray, V: float, lower: np.ndarray, mono: bool, equal_variance: bool
-) -> np.ndarray:
-    """Maximum-entropy probabilities of one row (a strictly convex problem: one optimum)."""
-    n = len(v)
-    vf = v.astype(float)
-    v2 = vf**2
-    cons: list[dict[str, Any]] = [
-        {"type": "eq", "fun": lambda p: np.sum(p) - 1.0, "jac": lambda p: np.ones(n)},
-        {"type": "eq", "fun": lambda p: vf @ p, "jac": lambda p: vf},
-    ]
-    if equal_variance:
-        cons.append({"type": "eq", "fun": lambda p: v2 @ p - V, "jac": lambda p: v2})
-    else:
-        cons.append({"type": "ineq", "fun": lambda p: V - v2 @ p, "jac": lambda p: -v2})
-    zero = np.flatnonzero(v == 0)
-    if mono and len(zero):
-        # non-decreasing from the most negative deviation up to v = 0 (as the R package)
-        for a, b in itertools.pairwise(range(int(zero[0]) + 1)):
-            g = np.zeros(n)
-            g[b], g[a] = 1.0, -1.0
-            cons.append({"type": "ineq", "fun": lambda p, g=g: g @ p, "jac": lambda p, g=g: g})
-
-    def objective(p: np.ndarray) -> float:
-        q = np.clip(p, 1e-300, None)
-        return float(np.sum(q * np.log(q)))
-
-    def gradient(p: np.ndarray) -> np.ndarray:
-        return np.log(np.clip(p, 1e-300, None)) + 1.0
-
-    from scipy.optimize import minimize  # (on first use)
-
-    start = np.exp(-v2 / (2.0 * max(V, 1e-3)))
-    start = np.maximum(start / start.sum(), lower)
-    start /= start.sum()
-    res = minimize(
-        objective,
-        start,
-        jac=gradient,
-        method="SLSQP",
-        constraints=cons,
-        bounds=list(zip(lower.tolist(), [1.0] * n, strict=True)),
-        options={"maxiter": 2000, "ftol": 1e-15},
-    )
-    p = np.clip(res.x, lower, 1.0)
-    ok = abs(p.sum() - 1.0) < 1e-7 and abs(vf @ p) < 1e-7 and v2 @ p <= V + 1e-7
-    if not ok:
-        raise InfeasibleError("no ptable row")
-    return p / p.sum()
 
 
 def _row(
@@ -100,17 +48,17 @@ def _row(
 ) -> tuple[np.ndarray, np.ndarray]:
     j = np.array([t for t in range(max(i - D, 0), i + D + 1) if not 1 <= t <= js])
     v = j - i
-    lower = np.full(len(v), _EPS)
+    lower = np.full(len(v), EPS)
     at_zero = v == 0
     if pstay is not None:
-        lower[at_zero] = max(pstay, _EPS)
+        lower[at_zero] = max(pstay, EPS)
     blocked = 1 <= i <= js
     p = None
     for attempt in range(20):
         if attempt:
-            lower[at_zero] = np.maximum(lower[at_zero] - 0.05, _EPS)
+            lower[at_zero] = np.maximum(lower[at_zero] - 0.05, EPS)
         try:
-            p = _entropy_row(v, V, lower, mono, optim == 4)
+            p = entropy_row(v, V, lower, mono, optim == 4)
         except InfeasibleError:
             if attempt == 19 or not at_zero.any():
                 break
@@ -188,22 +136,8 @@ def ptable_counts(
         j_col += j.tolist()
         p_col += p.tolist()
     frame = pl.DataFrame({"i": i_col, "j": j_col, "p": p_col})
-    frame = frame.with_columns(
-        (pl.col("j") - pl.col("i")).alias("v"),
-        pl.col("p").cum_sum().over("i").round(_DIGITS).alias("p_int_ub"),
-    )
-    # the bounds are what the cell keys are compared with: p is their difference (as in R)
-    frame = frame.with_columns(
-        pl.when(pl.col("j") == pl.col("j").max().over("i"))
-        .then(1.0)
-        .otherwise(pl.col("p_int_ub"))
-        .alias("p_int_ub")
-    )
-    frame = frame.with_columns(
-        pl.col("p_int_ub").shift(1, fill_value=0.0).over("i").alias("p_int_lb")
-    ).with_columns((pl.col("p_int_ub") - pl.col("p_int_lb")).alias("p"))
-    frame = frame.select("i", "j", "v", "p", "p_int_lb", "p_int_ub")
-    return PTable(frame, D, float(V), js)
+    frame = frame.with_columns((pl.col("j") - pl.col("i")).alias("v"))
+    return PTable(intervals(frame), D, float(V), js)
 
 
 @dataclass(frozen=True)
@@ -347,10 +281,10 @@ def _fmt(x: Any) -> str:
         return x
     if isinstance(x, int | np.integer):
         return str(int(x))
-    value = round(float(x), _DIGITS)
+    value = round(float(x), DIGITS)
     if value == int(value):
         return str(int(value))
-    return f"{value:.{_DIGITS}f}".rstrip("0")
+    return f"{value:.{DIGITS}f}".rstrip("0")
 
 
 def read_ptable(
