@@ -44,7 +44,7 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     from sdckit._results import format_value
 
     if getattr(outcome, "perturbation", None) is not None:  # a [cellkey] job
-        return _print_perturbation(console, job, outcome)
+        return _print_cellkey(console, job, outcome)
     table, result, checked, written = outcome
     summary = RichTable(title=job.title, title_justify="left")
     summary.add_column("measure")
@@ -96,7 +96,7 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     return bool(checked.ok) and bool(outcome.joint_ok)
 
 
-def _print_perturbation(console: Any, job: Any, outcome: Any) -> bool:
+def _print_cellkey(console: Any, job: Any, outcome: Any) -> bool:
     """Print the summary of a cell key job (a perturbed table) and what it wrote."""
     from rich.table import Table as RichTable
 
