@@ -24,7 +24,11 @@ and hierarchy files (``.hrc``) becomes one :class:`~sdckit.jobs.tables.TableJob`
   written as CSV, the file name's suffix replaced by ``.csv`` when it is another one.
 
 Not translated (refused with the line number): tabular input (``<OPENTABLEDATA>``), a priori
-files, rounding, CTA, the cell key method, holding and request rules.  The a priori bound
+files, rounding, CTA, the cell key method, request rules.  A ``<HOLDING>`` variable of the .rda
+is the table's holding column (``Table.from_microdata(..., holding=...)``): the 1st and 2nd NK
+and P rules and the 1st FREQ rule count records (``TauArgusRule(level="respondent")``), the 3rd
+and 4th NK and P rules and the 2nd FREQ rule count holdings (a second ``TauArgusRule`` with
+``level="holding"``), as tau-ARGUS applies them.  The a priori bound
 percentage of ``GH`` and the modular ``MinFreq`` option have no sdckit counterpart and are
 ignored.  With ``WGT(1)`` the table is weighted with sdckit's semantics (expanded
 contributions), which differ from tau-ARGUS's (a record of weight ``w`` counted as ``w``
@@ -197,6 +201,8 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[TableJob]:
                 missing_codes[var.name] = [m.strip() for m in var.missing]
         rules = parse_safety_rule(spec.safety_rule or "", f"{where} <SAFETYRULE>")
         weighted = rules.pop("weights")
+        holding_rules = rules.pop("holding")
+        holding = _holding(meta, holding_rules, where)
         value = None
         decimals = 0
         if spec.response is not None:
@@ -233,12 +239,27 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[TableJob]:
                 SdcWarning,
                 stacklevel=2,
             )
-        n_top = max([3] + [n for n, _ in rules["dominance"]] + [n + 1 for _, _, n in rules["pq"]])
-        table = Table.from_microdata(data, dims, value, weight=weight, n_top=n_top)
+        n_top = max(
+            [3]
+            + [n for n, _ in rules["dominance"] + holding_rules["dominance"]]
+            + [n + 1 for _, _, n in rules["pq"] + holding_rules["pq"]]
+        )
+        table = Table.from_microdata(data, dims, value, weight=weight, n_top=n_top, holding=holding)
         rule = TauArgusRule(
             **rules, missing_codes=missing_codes, minimum_level=float(10.0**-decimals)
         )
         rule.validate_params(where=where)
+        table_rules = [rule]
+        if holding is not None and _any_rule(holding_rules):
+            # tau-ARGUS's holding-level rules: the same safety rule, holdings as contributors
+            table_rules.append(
+                TauArgusRule(
+                    **{**rules, "zero_unsafe": False, **holding_rules},
+                    missing_codes=missing_codes,
+                    minimum_level=float(10.0**-decimals),
+                    level="holding",
+                )
+            )
         cost = _cost(spec, meta, data, dims, where)
         suppression = _suppression(spec.suppress, cost, where)
         suppression.validate_params(where=where)
@@ -256,7 +277,7 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[TableJob]:
                 path=arb,
                 title=f"tau-ARGUS batch {arb.name}, table {k}",
                 table=table,
-                rules=(rule,),
+                rules=tuple(table_rules),
                 suppression=suppression,
                 audit_params=None,
                 output_table=published,
@@ -264,6 +285,22 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[TableJob]:
             )
         )
     return jobs
+
+
+def _any_rule(rules: dict[str, Any]) -> bool:
+    return bool(rules["dominance"] or rules["pq"] or rules["min_frequency"] > 0)
+
+
+def _holding(meta: Any, holding_rules: dict[str, Any], where: str) -> str | None:
+    """The holding variable of the table: the .rda's ``<HOLDING>`` (None without one)."""
+    var = meta.holding
+    if var is None and _any_rule(holding_rules):
+        raise ParameterError(
+            f"{where}: the <SAFETYRULE> has holding-level rules (a 3rd or 4th NK or P rule, a "
+            "2nd FREQ rule) but the metadata file declares no <HOLDING> variable; declare it "
+            "there (or drop those rules)."
+        )
+    return None if var is None else var.name
 
 
 def load_arb(path: str | os.PathLike[str], *, table: int | None = None) -> TableJob:

@@ -131,7 +131,7 @@ _LEVEL = Param(
 )
 
 
-def _at_level(table: Table, level: str | None, rule: str) -> tuple[np.ndarray, np.ndarray]:
+def contributors_at(table: Table, level: str | None, rule: str) -> tuple[np.ndarray, np.ndarray]:
     """The contributor counts and largest contributions a rule reads at its ``level``.
 
     None: the table's own (holdings when built with a holding column, else respondents, else
@@ -152,7 +152,7 @@ def _at_level(table: Table, level: str | None, rule: str) -> tuple[np.ndarray, n
 
 
 def _contributions(table: Table, n: int, rule: str, level: str | None = None) -> np.ndarray:
-    _, top_all = _at_level(table, level, rule)
+    _, top_all = contributors_at(table, level, rule)
     if top_all.shape[1] < n:
         raise DataError(
             f"The {rule} needs the {n} largest contributions of each cell; build the table "
@@ -167,7 +167,7 @@ def _contributions(table: Table, n: int, rule: str, level: str | None = None) ->
 
 
 def _contributor_counts(table: Table, level: str | None = None) -> np.ndarray:
-    counts, _ = _at_level(table, level, "minimum-frequency rule")
+    counts, _ = contributors_at(table, level, "minimum-frequency rule")
     if np.all(counts >= 0):
         return counts
     if table.kind == "count":
