@@ -210,6 +210,12 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     kind = input_spec.get("kind", "microdata")
     if kind not in ("microdata", "cells"):
         raise ParameterError('[input] \'kind\' must be "microdata" or "cells".')
+    for key in ("respondent", "holding"):
+        if key in spec and kind == "cells":
+            raise ParameterError(
+                f'[table] {key!r} is for microdata inputs: a kind = "cells" input gives the '
+                "contributor counts and largest contributions per cell (n_contributors, top)."
+            )
     dims = spec.get("dimensions")
     if not isinstance(dims, list) or not dims or not all(isinstance(d, str) for d in dims):
         raise ParameterError("[table] 'dimensions' must be a list of column names.")
@@ -265,12 +271,6 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
             missing_value=missing_value, respondent=spec.get("respondent"),
             holding=spec.get("holding"),
         )  # fmt: skip
-    for key in ("respondent", "holding"):
-        if key in spec:
-            raise ParameterError(
-                f'[table] {key!r} is for microdata inputs: a kind = "cells" input gives the '
-                "contributor counts and largest contributions per cell (n_contributors, top)."
-            )
     if "missing_value" in spec:
         raise ParameterError(
             "[table] 'missing_value' is for microdata inputs; a kind = \"cells\" input needs "

@@ -6,6 +6,39 @@ enterprises of one holding (enterprise group) may count as one.  :class:`Contrib
 for every cell (totals and sub-totals included), the units that contribute to it and their
 summed contribution, so that the rules count and rank units and the insider audit knows what
 each unit knows of its own cells.
+
+Definitions (``Table.from_microdata(..., respondent=..., holding=...)``):
+
+* A **respondent's contribution** to a cell is the sum of its records' contributions there
+  (``x_i``, or ``w_i x_i`` when weighted: the respondent's estimated total, expanded as the
+  rules of :mod:`sdckit.tables.rules` read weighted tables), totals included: a respondent with
+  local units in two regions contributes to each region and its sum to the national total.
+  ``n_contributors`` counts the respondents with a record in the cell (a record of value 0
+  counts, as a record does without a respondent column); ``top`` holds their largest summed
+  contributions.  A record without a respondent id is an error (it cannot be counted).
+* A **holding's contribution** is the sum of its respondents' (records', without a respondent
+  column).  With a holding column the table's ``n_contributors``, ``top`` and ``contributions``
+  are at the holding level, and the respondent level is kept (``Table.respondent_contributors``,
+  ``Table.respondent_top``) for rules with ``level="respondent"``.  A missing holding id makes
+  the respondent (record) a holding of its own: an independent enterprise.  A holding id that
+  is not constant within a respondent is an error naming both columns.
+* **tau-ARGUS** takes a record as an enterprise and a ``<HOLDING>`` variable of the metadata as
+  its enterprise group (the file sorted by holding).  In a ``<SAFETYRULE>`` the 1st and 2nd
+  ``NK`` and ``P`` rules and the 1st ``FREQ`` rule apply to the individual records, the 3rd
+  and 4th ``NK`` and ``P`` rules and the 2nd ``FREQ`` rule to the holdings, whose contribution
+  is the sum of their records' (``TableSet.java``: ``holdingFreq``, ``holdingMaxScore``); it
+  does not offer holdings together with "apply weights".  sdckit's ``level="respondent"`` rules
+  are tau-ARGUS's individual rules (records pre-summed per respondent when a respondent column
+  is given), ``level="holding"`` its holding rules; ``level=None`` (the default) reads the
+  table's own level, the holdings when a holding column is given.
+* **GaussSuppression** counts contributors as the distinct codes of ``charVar``
+  (``NContributorsRule``; several ``charVar`` columns: the rule applies to each, a cell is
+  primary if any flags it) and sums the contributions of one ``charVar`` code before its
+  dominance and p% rules (``MagnitudeRule``).  ``charVar = enterprise`` is the respondent
+  level, ``charVar = holding`` the holding level.  It leaves out zero contributions when
+  counting (``remove0 = TRUE``); sdckit counts them.  Its ``NcontributorsHolding`` is another
+  notion: it groups the *cells* (columns of the model matrix) of a "holding indicator" so that
+  they get one count, not the respondents of an enterprise group.
 """
 
 from __future__ import annotations
