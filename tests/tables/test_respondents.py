@@ -19,6 +19,8 @@ enterprises (its holding-level FREQ, NK and P rules, 2nd FREQ and 3rd/4th NK and
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 import pytest
@@ -35,6 +37,7 @@ from sdckit.tables import (
     evaluate_rules,
 )
 from sdckit.tables._contributors import single_unit
+from sdckit.tables.suppression.gauss import _groups
 
 RECORDS = pl.DataFrame(
     {
@@ -222,10 +225,18 @@ def test_gauss_groups_the_cells_of_one_respondent() -> None:
     a, b, c = t.cell(r="a"), t.cell(r="b"), t.cell(r="c")
     assert units[a] == units[b] >= 0 and units[c] == -1
     assert t.n_contributors[[a, b, c]].tolist() == [1, 1, 3]
-    pattern = GaussSuppression().apply(evaluate_rules(t, [MinFrequency(threshold=3)]).table)
-    # enterprise 1 knows a and b: with the total published it would get c, so c or the
-    # total is suppressed as well (3 cells at least)
-    assert pattern.table.suppressed.sum() >= 3
+    marked = evaluate_rules(t, [MinFrequency(threshold=3)]).table
+    inner = ~t.is_total
+    # the Gauss method's respondent groups: a and b are one attacker (enterprise 1); without
+    # contributions each single-contributor cell would be its own
+    groups = _groups(marked, inner, True, None)
+    assert groups[a] == groups[b] >= 0 and groups[c] == -1
+    alone = _groups(replace(marked, contributions=None), inner, True, None)
+    assert alone[a] != alone[b]
+    # the default is the explicit ids: the same pattern
+    by_default = GaussSuppression().apply(marked).table
+    explicit = GaussSuppression(contributors=units).apply(marked).table
+    np.testing.assert_array_equal(by_default.status, explicit.status)
 
 
 # ------------------------------------------------------------------ invariants
