@@ -103,3 +103,21 @@ def test_a_cells_input_refuses_respondent_ids(folder: Path) -> None:
     (folder / "job.toml").write_text(text, encoding="utf-8")
     with pytest.raises(ParameterError, match="'respondent' is for microdata inputs"):
         load_table_job(folder / "job.toml")
+
+
+def test_the_job_a_runner_writes_keeps_the_ids_and_the_rule_levels(folder: Path) -> None:
+    from sdckit.jobs.table_runner import TableRunner
+
+    spec = {
+        "dimensions": ["section"],
+        "value": "turnover",
+        "respondent": "enterprise_id",
+        "holding": "holding_id",
+    }
+    run = TableRunner.from_input({"file": "register.csv"}, spec, base=folder)
+    run.set_rules([{"rule": "p_percent", "p": 10, "level": "holding"}])
+    (folder / "again.toml").write_text(run.to_toml({"table": "again.csv"}), encoding="utf-8")
+    again = load_table_job(folder / "again.toml")
+    np.testing.assert_array_equal(again.table.n_contributors, run.table.n_contributors)
+    assert [r.level for r in again.rules] == ["holding"]
+    assert again.table.contributions.level == "holding"
