@@ -128,6 +128,15 @@ def test_tables(guide: tuple[dict[str, Any], str, Path]) -> None:
     assert bool(np.all(ns["rounded"].rounded % 5 == 0))
 
 
+def test_business_tables_count_enterprises_and_holdings(
+    guide: tuple[dict[str, Any], str, Path],
+) -> None:
+    ns, printed, _ = guide
+    assert "primary: 3 by records, 12 by enterprises and holdings" in printed
+    assert ns["business"].n_cells == 130
+    assert int((ns["business"].primary & ~ns["by_records"].primary).sum()) == 9
+
+
 def test_command_line(guide: tuple[dict[str, Any], str, Path]) -> None:
     ns, _, workdir = guide
     for run in ("risk_run", "protect_run", "table_run"):

@@ -149,12 +149,17 @@ def test_rules_take_keyword_arguments_checked_when_evaluated() -> None:
     with pytest.raises(ParameterError, match=r"Did you mean 'threshold'\?"):
         MinFrequency(treshold=3)  # type: ignore[call-arg]
     rule = MinFrequency(threshold=0)  # only stored
-    assert rule.get_params() == {"threshold": 0, "safety_range": 10.0, "minimum_level": 1.0}
+    assert rule.get_params() == {
+        "threshold": 0,
+        "safety_range": 10.0,
+        "minimum_level": 1.0,
+        "level": None,
+    }
     with pytest.raises(ParameterError, match=r"'threshold' parameter of MinFrequency"):
         rule.evaluate(TABLE)
     with pytest.raises(ParameterError, match=r"'p' parameter of PPercent"):
         PPercent(p=150).evaluate(TABLE)
-    assert repr(PPercent(p=5)) == "PPercent(p=5)"
+    assert repr(PPercent(p=5)) == "PPercent(p=5, level=None)"
     expected = "MarkedCells(cells=[1], upper=0.0, lower=None, sliding=0.0)"
     assert repr(MarkedCells(cells=[1])) == expected
 

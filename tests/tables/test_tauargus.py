@@ -275,8 +275,10 @@ def test_read_rda_fixed_and_free(tmp_path: Path) -> None:
     frame = read_asc(asc, m)
     assert frame["Region"].to_list() == ["11", "12", "21"]
     assert frame["Turnover"].to_list() == [10.5, 99.0, 3.0]
-    free.write_text("Region 1 2\n <RECODEABLE>\n <HOLDING>\n")
-    with pytest.raises(SdcError, match=r"Line 3 .*HOLDING"):
+    free.write_text("Region 1 2\n <RECODEABLE>\nGroup 3 2\n <HOLDING>\n")
+    assert read_rda(free).holding.name == "Group"  # the holding variable
+    free.write_text("Region 1 2\n <RECODEABLE>\n <REQUEST>\n")
+    with pytest.raises(SdcError, match=r"Line 3 .*REQUEST"):
         read_rda(free)
     free.write_text("Region 1 2\n <NOSUCH>\n")
     with pytest.raises(SdcError, match=r"Line 2 .*<NOSUCH>"):
@@ -312,8 +314,13 @@ def test_parse_safety_rule() -> None:
     assert r["zero_unsafe"] and r["zero_range"] == 5.0
     assert r["missing_safe"] and r["manual_range"] == 15.0
     assert parse_safety_rule("NK(0,0)|P(25,1)")["dominance"] == []  # NK(0,0): no rule
-    with pytest.raises(SdcError, match="holding"):
-        parse_safety_rule("NK(3,75)|NK(1,50)|NK(2,80)")
+    # the 3rd and 4th NK and P rules and the 2nd FREQ rule are tau-ARGUS's holding rules
+    held = parse_safety_rule("NK(3,75)|NK(1,50)|NK(2,80)|FREQ(3,10)|FREQ(2,5)")
+    assert held["dominance"] == [(3, 75.0), (1, 50.0)] and held["min_frequency"] == 3
+    assert held["holding"]["dominance"] == [(2, 80.0)]
+    assert (held["holding"]["min_frequency"], held["holding"]["frequency_range"]) == (2, 5.0)
+    with pytest.raises(SdcError, match="more than 4 NK"):
+        parse_safety_rule("NK(3,75)|NK(1,50)|NK(2,80)|NK(2,80)|NK(2,80)")
     assert parse_safety_rule("REQ(70,60,3,10)")["request"] == (70.0, 60.0, 3, 10.0)
     with pytest.raises(SdcError, match="holding level"):
         parse_safety_rule("REQ(70,60,3,10)|REQ(70,60,3,10)")

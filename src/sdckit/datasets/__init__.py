@@ -8,8 +8,18 @@ numeric variables, weight, strata, household, sensitive variables).
 person numbers that encode the household, calibrated weights, incomes, interviewer remarks),
 described by :data:`SURVEY_COLUMNS` with suggested roles in :data:`SURVEY_ROLES`;
 :func:`load_survey` returns its fixed, seeded 5,000-household file.
+:func:`generate_business_register` draws a business register (one row per local unit of an
+enterprise, enterprises in holdings, NACE-like activities, skewed turnover), described by
+:data:`BUSINESS_COLUMNS`, with the hierarchies :data:`BUSINESS_HIERARCHIES` and suggested table
+roles :data:`BUSINESS_ROLES`.
 """
 
+from sdckit.datasets._business import (
+    BUSINESS_COLUMNS,
+    BUSINESS_HIERARCHIES,
+    BUSINESS_ROLES,
+    generate_business_register,
+)
 from sdckit.datasets._census import (
     DEMO_COLUMNS,
     DEMO_PERSONS,
@@ -28,6 +38,9 @@ from sdckit.datasets._survey import (
 )
 
 __all__ = [
+    "BUSINESS_COLUMNS",
+    "BUSINESS_HIERARCHIES",
+    "BUSINESS_ROLES",
     "DEMO_COLUMNS",
     "DEMO_PERSONS",
     "DEMO_ROLES",
@@ -36,6 +49,7 @@ __all__ = [
     "SURVEY_HOUSEHOLDS",
     "SURVEY_ROLES",
     "SURVEY_SEED",
+    "generate_business_register",
     "generate_census",
     "generate_household_survey",
     "load_demo",

@@ -168,6 +168,8 @@ def _records(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Re
     """The microdata source of a job whose table was built from records by polars."""
     if input_spec.get("kind", "microdata") != "microdata" or input_spec.get("engine"):
         return None
+    if "respondent" in spec or "holding" in spec:
+        return None  # the joint elimination counts records, not respondents
     return Records(
         path_of(base, input_spec["file"], "input file").resolve(),
         input_spec.get("format"),
@@ -198,6 +200,8 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
             "top",
             "missing",
             "missing_value",
+            "respondent",
+            "holding",
         },
         "table",
     )
@@ -206,6 +210,12 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     kind = input_spec.get("kind", "microdata")
     if kind not in ("microdata", "cells"):
         raise ParameterError('[input] \'kind\' must be "microdata" or "cells".')
+    for key in ("respondent", "holding"):
+        if key in spec and kind == "cells":
+            raise ParameterError(
+                f'[table] {key!r} is for microdata inputs: a kind = "cells" input gives the '
+                "contributor counts and largest contributions per cell (n_contributors, top)."
+            )
     dims = spec.get("dimensions")
     if not isinstance(dims, list) or not dims or not all(isinstance(d, str) for d in dims):
         raise ParameterError("[table] 'dimensions' must be a list of column names.")
@@ -231,10 +241,11 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
         if name not in dims:
             raise ParameterError(f"[table.hierarchies] {name!r} is not one of the dimensions.")
     value = spec.get("value")
-    for key in ("value", "weight", "n_contributors"):
+    roles = ("value", "weight", "n_contributors", "respondent", "holding")
+    for key in roles:
         if key in spec and not isinstance(spec[key], str):
             raise ParameterError(f"[table] {key!r} must be a column name.")
-    cols = [*dims, *(spec[k] for k in ("value", "weight", "n_contributors") if k in spec)]
+    cols = [*dims, *(spec[k] for k in roles if k in spec)]
     check_columns_exist(cols, list(frame.columns), "table")
     dimensions = {d: hierarchies.get(d) for d in dims}
     missing = spec.get("missing", "error")
@@ -257,7 +268,8 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
         n_top = check_int(spec.get("n_top", 3), "table.n_top", minimum=1)
         return Table.from_microdata(
             frame, dimensions, value, weight=spec.get("weight"), n_top=n_top, missing=missing,
-            missing_value=missing_value,
+            missing_value=missing_value, respondent=spec.get("respondent"),
+            holding=spec.get("holding"),
         )  # fmt: skip
     if "missing_value" in spec:
         raise ParameterError(
@@ -304,6 +316,12 @@ def _build_on_engine(
     for key in ("n_contributors", "top"):
         if key in spec:
             raise ParameterError(f'[table] {key!r} is for kind = "cells" inputs.')
+    for key in ("respondent", "holding"):
+        if key in spec:
+            raise ParameterError(
+                f"[table] {key!r} is not available with [input] 'engine' yet: the engines "
+                "aggregate records, not respondents; remove 'engine' (in-memory build)."
+            )
     if spec.get("missing_value", "error") != "error":
         raise ParameterError(
             "[table] 'missing_value' = \"drop\" is not available with [input] 'engine' yet: "
@@ -718,7 +736,8 @@ def _linked_tables(
         raise ParameterError(
             '[suppression] linked = "joint_elimination" (and linked_audit = "atoms") needs '
             "tables built from the records of one microdata file (the same [input] file, "
-            'weight and missing; no engine); use "iterative" or "secondaries_as_primary" '
+            'weight and missing; no engine, respondent or holding); use "iterative" or '
+            '"secondaries_as_primary" '
             '(and linked_audit = "tables") for the others.'
         )
     if any(r is not None and r.missing_value != "error" for r in sources):

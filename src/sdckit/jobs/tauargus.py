@@ -42,12 +42,16 @@ and hierarchy files (``.hrc``) becomes one :class:`~sdckit.jobs.tables.TableJob`
   fails.
 
 The request rule ``REQ(p1, p2, m, margin)`` reads the codes of the .rda's ``<REQUEST>``
-variable (magnitude tables from microdata).  Not translated (refused with the line number):
-CTA, the network method, holding rules, the expansion of trivial levels in a priori files.
-The a priori bound percentage of ``GH`` and the modular ``MinFreq`` option have no sdckit
-counterpart and are ignored.  With ``WGT(1)`` the table is weighted with sdckit's semantics
-(expanded contributions), which differ from tau-ARGUS's (a record of weight ``w`` counted as ``w``
-contributors): a warning says so.
+variable (magnitude tables from microdata).  A ``<HOLDING>`` variable of the .rda is the
+table's holding column (``Table.from_microdata(..., holding=...)``): the 1st and 2nd NK and P
+rules and the 1st FREQ rule count records (``TauArgusRule(level="respondent")``), the 3rd and 4th
+NK and P rules and the 2nd FREQ rule count holdings (a second ``TauArgusRule`` with
+``level="holding"``), as tau-ARGUS applies them.  Not translated (refused with the line number):
+CTA, the network method, holding rules on tabular input, the expansion of trivial levels in a
+priori files.  The a priori bound percentage of ``GH`` and the modular ``MinFreq`` option have no
+sdckit counterpart and are ignored.  With ``WGT(1)`` the table is weighted with sdckit's
+semantics (expanded contributions), which differ from tau-ARGUS's (a record of weight ``w``
+counted as ``w`` contributors): a warning says so.
 """
 
 from __future__ import annotations
@@ -433,6 +437,13 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
         rules = parse_safety_rule(spec.safety_rule or "", f"{where} <SAFETYRULE>")
         weighted = rules.pop("weights")
         request = rules.get("request")
+        holding_rules = rules.pop("holding")
+        if tabular and _any_rule(holding_rules):
+            raise ParameterError(
+                f"{where}: holding-level rules (a 3rd or 4th NK or P rule, a 2nd FREQ rule) need "
+                "microdata with a <HOLDING> variable."
+            )
+        holding = None if tabular else _holding(meta, holding_rules, where)
         missing_codes: dict[str, list[str]] = {}
         table_data = data
         decimals = 0
@@ -480,9 +491,13 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
                     stacklevel=2,
                 )
             n_top = max(
-                [3] + [n for n, _ in rules["dominance"]] + [n + 1 for _, _, n in rules["pq"]]
+                [3]
+                + [n for n, _ in rules["dominance"] + holding_rules["dominance"]]
+                + [n + 1 for _, _, n in rules["pq"] + holding_rules["pq"]]
             )
-            table = Table.from_microdata(table_data, dims, value, weight=weight, n_top=n_top)
+            table = Table.from_microdata(
+                table_data, dims, value, weight=weight, n_top=n_top, holding=holding
+            )
             stated = APriori.empty(table.n_cells)
         totals = [meta.variable(d).totcode for d in table.dimensions]
         stated = _statements(spec, table, stated, totals, where)
@@ -511,6 +526,24 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
             manual=stated,
         )  # fmt: skip
         rule.validate_params(where=where)
+        table_rules = [rule]
+        if holding is not None and _any_rule(holding_rules):
+            # tau-ARGUS's holding-level rules: the same safety rule, holdings as contributors
+            # (the request rule and the a priori statements belong to the first)
+            table_rules.append(
+                TauArgusRule(
+                    **{
+                        **rules,
+                        "zero_unsafe": False,
+                        "request": None,
+                        "request_top": None,
+                        **holding_rules,
+                    },
+                    missing_codes=missing_codes,
+                    minimum_level=float(10.0**-decimals),
+                    level="holding",
+                )  # fmt: skip
+            )
         if tabular:
             cost = _tabular_cost(spec, meta, table, stated, where)
         else:
@@ -524,7 +557,7 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
                 path=arb,
                 title=f"tau-ARGUS batch {arb.name}, table {k}",
                 table=table,
-                rules=(rule,),
+                rules=tuple(table_rules),
                 suppression=suppression,
                 audit_params=None,
                 output_table=None,
@@ -581,6 +614,22 @@ def _cost_array(table: Any, cost: Any) -> Any:
     if cost == "contributors":
         return np.maximum(table.n_contributors, 0).astype(float) + 1e-3
     return np.abs(table.values) + 1e-3
+
+
+def _any_rule(rules: dict[str, Any]) -> bool:
+    return bool(rules["dominance"] or rules["pq"] or rules["min_frequency"] > 0)
+
+
+def _holding(meta: Any, holding_rules: dict[str, Any], where: str) -> str | None:
+    """The holding variable of the table: the .rda's ``<HOLDING>`` (None without one)."""
+    var = meta.holding
+    if var is None and _any_rule(holding_rules):
+        raise ParameterError(
+            f"{where}: the <SAFETYRULE> has holding-level rules (a 3rd or 4th NK or P rule, a "
+            "2nd FREQ rule) but the metadata file declares no <HOLDING> variable; declare it "
+            "there (or drop those rules)."
+        )
+    return None if var is None else var.name
 
 
 def load_arb(path: str | os.PathLike[str], *, table: int | None = None) -> Any:

@@ -25,6 +25,12 @@ from sdckit._frames import to_polars
 from sdckit._validation import check_choice, check_columns_exist, check_int, column_list
 from sdckit.errors import DataError, ParameterError
 from sdckit.microdata import as_microdata
+from sdckit.tables._contributors import (
+    Contributions,
+    ancestor_cells,
+    roll_up_units,
+    unit_codes,
+)
 from sdckit.tables.hierarchy import Hierarchy
 
 __all__ = [
@@ -47,7 +53,11 @@ def merge_top(ids: np.ndarray, values: np.ndarray, n: int, k: int) -> np.ndarray
     ids, values = ids[keep], values[keep]
     if len(ids) == 0:
         return top
-    order = np.lexsort((-values, ids))
+    # by id, largest value first: one float sort, then a stable sort of the (narrowed) ids;
+    # twice as fast as a lexsort on millions of (unit, cell) pairs (ties are equal values)
+    order = np.argsort(-values)
+    narrow = ids[order].astype(np.int32) if n < 2**31 else ids[order]
+    order = order[np.argsort(narrow, kind="stable")]
     ids_sorted = ids[order]
     starts = np.r_[0, np.flatnonzero(np.diff(ids_sorted)) + 1]
     first = np.repeat(starts, np.diff(np.r_[starts, len(ids_sorted)]))
@@ -76,15 +86,7 @@ def roll_up(
     """
     strides = np.array([int(np.prod(shape[j + 1 :])) for j in range(len(shape))])
     for d, h in enumerate(hier):
-        node = (ids // strides[d]) % shape[d]
-        pair_node, pair_anc = h.ancestor_pairs
-        n_anc = np.bincount(pair_node, minlength=h.size)
-        start = np.r_[0, np.cumsum(n_anc)[:-1]]
-        reps = n_anc[node]
-        row = np.repeat(np.arange(len(ids)), reps)
-        offset = np.arange(len(row)) - np.repeat(np.cumsum(reps) - reps, reps)
-        anc = pair_anc[np.repeat(start[node], reps) + offset]
-        new_cell = ids[row] + (anc - node[row]) * strides[d]
+        row, new_cell = ancestor_cells(ids, h, int(strides[d]), shape[d])
         ids, inverse = np.unique(new_cell, return_inverse=True)
         count = np.bincount(inverse, weights=count[row])
         total = np.bincount(inverse, weights=total[row])
@@ -177,6 +179,9 @@ class MicrodataCells:
     weighted: bool
     records_dropped: int
     value_decimals: int
+    contributions: Contributions | None = None
+    respondent_contributors: np.ndarray | None = None
+    respondent_top: np.ndarray | None = None
 
 
 def _missing_codes(
@@ -262,13 +267,20 @@ def microdata_cells(
     n_top: int,
     missing: str,
     missing_value: str = "error",
+    respondent: str | None = None,
+    holding: str | None = None,
 ) -> MicrodataCells:
-    """Aggregate microdata into every cell of the table (totals and sub-totals included)."""
+    """Aggregate microdata into every cell of the table (totals and sub-totals included).
+
+    With ``respondent`` and/or ``holding``, the contributor counts and largest contributions
+    are those of the units (see :func:`_unit_level`).
+    """
     dims, spec = _dimension_spec(dimensions)
     n_top = check_int(n_top, "n_top", minimum=1)
     check_choice(missing, "missing", ("error", "category", "drop"))
     check_choice(missing_value, "missing_value", ("error", "drop"))
     md = as_microdata(data, keys=list(dims), numeric=value, weight=weight, max_levels=10**9)
+    _check_unit_columns(md.frame.columns, dims, value, weight, respondent, holding)
     frame, keep, dropped = _missing_codes(md.frame, dims, missing)
     if value is not None and missing_value == "drop":
         frame, keep, dropped = _missing_values(frame, keep, dropped, value, md.frame.height)
@@ -295,18 +307,100 @@ def microdata_cells(
     # expanded contributions: with weights, each respondent contributes w_i * x_i to the cell
     top = merge_top(inverse, w * x, len(ids), n_top)
     full, full_top = roll_up(ids, count, total, wsum, top, hier, shape, n_top)
+    n_contrib = np.rint(full["count"]).astype(np.int64)
+    units: dict[str, Any] = {}
+    if respondent is not None or holding is not None:
+        units = _unit_level(frame, respondent, holding, cell, w * x, hier, shape, n_top)
+        if "respondent_contributors" not in units and holding is not None:
+            # holdings of records: the record level is the individual level
+            units["respondent_contributors"], units["respondent_top"] = n_contrib, full_top
+        n_contrib, full_top = units.pop("n_contributors"), units.pop("top")
     return MicrodataCells(
         dimensions=dims,
         hierarchies=hier,
         values=full["wsum"] if value is None else full["total"],
-        n_contributors=np.rint(full["count"]).astype(np.int64),
+        n_contributors=n_contrib,
         top=full_top,
         weights=full["wsum"],
         kind="count" if value is None else "magnitude",
         weighted=weighted,
         records_dropped=dropped,
         value_decimals=-1 if decimals is None else decimals,
+        **units,
     )
+
+
+def _check_unit_columns(
+    columns: Sequence[str],
+    dims: Sequence[str],
+    value: str | None,
+    weight: str | None,
+    respondent: str | None,
+    holding: str | None,
+) -> None:
+    """The respondent and holding columns exist and play no other role."""
+    for role, col in (("respondent", respondent), ("holding", holding)):
+        if col is None:
+            continue
+        if not isinstance(col, str):
+            raise ParameterError(f"The {role!r} parameter must be a column name.")
+        check_columns_exist([col], list(columns), "data")
+        if col in dims or col in (value, weight):
+            raise ParameterError(
+                f"The {role} column {col!r} is also a dimension, the value or the weight; "
+                f"give the column of {role} ids (one id per {role}) instead."
+            )
+    if respondent is not None and respondent == holding:
+        raise ParameterError(
+            f"The respondent and holding columns are the same ({respondent!r}); the holding "
+            "column groups respondents into enterprise groups. Give one of them only."
+        )
+
+
+def _unit_level(
+    frame: pl.DataFrame,
+    respondent: str | None,
+    holding: str | None,
+    leaf: np.ndarray,
+    contribution: np.ndarray,
+    hier: Sequence[Hierarchy],
+    shape: tuple[int, ...],
+    n_top: int,
+) -> dict[str, Any]:
+    """Contributor counts and largest contributions of respondents and holdings.
+
+    A unit's contribution to a cell is the sum of its records' contributions (``w_i x_i``)
+    there, totals included.  The table's ``n_contributors``/``top`` and ``contributions`` are at
+    the holding level when ``holding`` is given, else at the respondent level; with both, the
+    respondent level is kept as ``respondent_contributors``/``respondent_top``.
+    """
+    codes = unit_codes(frame, respondent, holding)
+    n_cells = int(np.prod(shape))
+    out: dict[str, Any] = {}
+    level: Contributions | None = None
+    if codes.respondent is not None:
+        u, c, v = roll_up_units(codes.respondent, leaf, contribution, hier, shape)
+        n_resp = int(codes.respondent.max()) + 1 if len(u) else 0
+        level = Contributions("respondent", u, c, v, n_resp)
+        if codes.respondent_of_holding is not None:
+            # the holding level, from the respondent level: a holding's respondents summed
+            hu, hc, hv = roll_up_units(codes.respondent_of_holding[u], c, v, [], (n_cells,))
+            out["respondent_contributors"] = np.bincount(c, minlength=n_cells).astype(np.int64)
+            out["respondent_top"] = merge_top(c, v, n_cells, n_top)
+            n_hold = int(codes.respondent_of_holding.max()) + 1 if n_resp else 0
+            level = Contributions(
+                "holding", hu, hc, hv, n_hold, respondent_of_holding=codes.respondent_of_holding
+            )
+    elif codes.holding is not None:
+        u, c, v = roll_up_units(codes.holding, leaf, contribution, hier, shape)
+        n_hold = int(codes.holding.max()) + 1 if len(u) else 0
+        level = Contributions("holding", u, c, v, n_hold)
+    if level is None:  # pragma: no cover - the caller gives a respondent or a holding
+        raise ParameterError("Give a respondent or a holding column.")
+    out["contributions"] = level
+    out["n_contributors"] = np.bincount(level.cell, minlength=n_cells).astype(np.int64)
+    out["top"] = merge_top(level.cell, level.value, n_cells, n_top)
+    return out
 
 
 @dataclass(frozen=True)

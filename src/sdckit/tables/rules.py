@@ -50,6 +50,7 @@ from sdckit.protection import (
     Integer,
     ListOf,
     MapOf,
+    Options,
     Param,
     Parameterised,
     Real,
@@ -122,13 +123,42 @@ def _magnitude_example(top: list[list[float]]) -> Table:
     )
 
 
-def _contributions(table: Table, n: int, rule: str) -> np.ndarray:
-    if table.top.shape[1] < n:
+#: The ``level`` parameter of the rules that count or rank contributors.
+_LEVEL = Param(
+    None,
+    Options("respondent", "holding"),
+    help="contributors counted and ranked: the table's (None), respondents or holdings",
+)
+
+
+def contributors_at(table: Table, level: str | None, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """The contributor counts and largest contributions a rule reads at its ``level``.
+
+    None: the table's own (holdings when built with a holding column, else respondents, else
+    records); "respondent": the individual level (respondents, or records without a respondent
+    column: tau-ARGUS's first rules); "holding": the holding level (tau-ARGUS's holding rules).
+    """
+    if level == "holding":
+        c = table.contributions
+        if c is None or c.level != "holding":
+            raise DataError(
+                f'The {rule} asks for the holding level (level = "holding") but the table has '
+                "no holdings; build it with Table.from_microdata(..., holding=...)."
+            )
+    if level == "respondent" and table.respondent_contributors is not None:
+        top = table.respondent_top
+        return table.respondent_contributors, np.zeros((table.n_cells, 0)) if top is None else top
+    return table.n_contributors, table.top
+
+
+def _contributions(table: Table, n: int, rule: str, level: str | None = None) -> np.ndarray:
+    _, top_all = contributors_at(table, level, rule)
+    if top_all.shape[1] < n:
         raise DataError(
             f"The {rule} needs the {n} largest contributions of each cell; build the table "
             f"with Table.from_microdata(..., n_top={max(n, 2)}) or give top=... columns."
         )
-    top = table.top[:, :n]
+    top = top_all[:, :n]
     if np.any(top < 0) or np.any(table.values < 0):
         raise DataError(
             f"The {rule} needs non-negative contributions; the table has negative values."
@@ -136,9 +166,10 @@ def _contributions(table: Table, n: int, rule: str) -> np.ndarray:
     return top
 
 
-def _contributor_counts(table: Table) -> np.ndarray:
-    if np.all(table.n_contributors >= 0):
-        return table.n_contributors
+def _contributor_counts(table: Table, level: str | None = None) -> np.ndarray:
+    counts, _ = contributors_at(table, level, "minimum-frequency rule")
+    if np.all(counts >= 0):
+        return counts
     if table.kind == "count":
         return np.rint(table.values).astype(np.int64)
     raise DataError(
@@ -163,6 +194,11 @@ class MinFrequency(SensitivityRule):
     minimum_level : float, default 1
         Smallest upper and lower protection level (so that small cells are not published
         exactly).
+    level : {None, "respondent", "holding"}, default None
+        Which contributors the rule counts and ranks: the table's own (None: holdings when
+        the table was built with a holding column, else respondents or records), the
+        respondents (tau-ARGUS's individual-level rules) or the holdings (tau-ARGUS's
+        holding-level rules; the table needs a holding column).
 
     Examples
     --------
@@ -187,18 +223,25 @@ class MinFrequency(SensitivityRule):
             Real(minimum=0), help="protection level as a percentage of the cell value"
         ),
         "minimum_level": Param(Real(minimum=0), help="smallest protection level of a cell"),
+        "level": _LEVEL,
     }
 
     def __init__(
-        self, *, threshold: int = 3, safety_range: float = 10.0, minimum_level: float = 1.0
+        self,
+        *,
+        threshold: int = 3,
+        safety_range: float = 10.0,
+        minimum_level: float = 1.0,
+        level: str | None = None,
     ) -> None:
         self.threshold = threshold
         self.safety_range = safety_range
         self.minimum_level = minimum_level
+        self.level = level
 
     def evaluate(self, table: Table) -> RuleOutcome:
         self.validate_params()
-        n = _contributor_counts(table)
+        n = _contributor_counts(table, self.level)
         unsafe = (n > 0) & (n < self.threshold)
         level = np.maximum(self.safety_range / 100.0 * np.abs(table.values), self.minimum_level)
         return _outcome(unsafe, level)
@@ -226,6 +269,11 @@ class Dominance(SensitivityRule):
         Number of largest contributions.
     k : float, default 85
         Percentage of the cell value (0 < k <= 100) they may reach.
+    level : {None, "respondent", "holding"}, default None
+        Which contributors the rule counts and ranks: the table's own (None: holdings when
+        the table was built with a holding column, else respondents or records), the
+        respondents (tau-ARGUS's individual-level rules) or the holdings (tau-ARGUS's
+        holding-level rules; the table needs a holding column).
 
     Examples
     --------
@@ -249,15 +297,17 @@ class Dominance(SensitivityRule):
             Real(minimum=0, maximum=100, min_open=True),
             help="percentage of the cell value the n largest contributions may reach",
         ),
+        "level": _LEVEL,
     }
 
-    def __init__(self, *, n: int = 1, k: float = 85.0) -> None:
+    def __init__(self, *, n: int = 1, k: float = 85.0, level: str | None = None) -> None:
         self.n = n
         self.k = k
+        self.level = level
 
     def evaluate(self, table: Table) -> RuleOutcome:
         self.validate_params()
-        top = _contributions(table, self.n, "dominance rule")
+        top = _contributions(table, self.n, "dominance rule", self.level)
         big = top.sum(axis=1)
         total = table.values
         unsafe = (total > 0) & (big > self.k / 100.0 * total)
@@ -283,6 +333,11 @@ class PQRule(SensitivityRule):
         Precision (percent, > 0) an intruder must not reach; at most ``q``.
     q : float, default 100
         Precision (percent, > 0) of the intruder's prior knowledge.
+    level : {None, "respondent", "holding"}, default None
+        Which contributors the rule counts and ranks: the table's own (None: holdings when
+        the table was built with a holding column, else respondents or records), the
+        respondents (tau-ARGUS's individual-level rules) or the holdings (tau-ARGUS's
+        holding-level rules; the table needs a holding column).
 
     Examples
     --------
@@ -308,11 +363,13 @@ class PQRule(SensitivityRule):
         "q": Param(
             Real(minimum=0, min_open=True), help="precision (percent) of the prior knowledge"
         ),
+        "level": _LEVEL,
     }
 
-    def __init__(self, *, p: float = 10.0, q: float = 100.0) -> None:
+    def __init__(self, *, p: float = 10.0, q: float = 100.0, level: str | None = None) -> None:
         self.p = p
         self.q = q
+        self.level = level
 
     def validate_params(
         self, columns: Sequence[str] | None = None, *, where: str | None = None
@@ -328,7 +385,7 @@ class PQRule(SensitivityRule):
 
     def evaluate(self, table: Table) -> RuleOutcome:
         self.validate_params()
-        top = _contributions(table, 2, f"{self.name} rule")
+        top = _contributions(table, 2, f"{self.name} rule", self.level)
         x1, x2 = top[:, 0], top[:, 1]
         remainder = table.values - x1 - x2
         need = self.p / self.q * x1 - remainder
@@ -351,6 +408,11 @@ class PPercent(PQRule):
     ----------
     p : float, default 10
         Precision (percent, 0 < p <= 100) an intruder must not reach.
+    level : {None, "respondent", "holding"}, default None
+        Which contributors the rule counts and ranks: the table's own (None: holdings when
+        the table was built with a holding column, else respondents or records), the
+        respondents (tau-ARGUS's individual-level rules) or the holdings (tau-ARGUS's
+        holding-level rules; the table needs a holding column).
 
     Examples
     --------
@@ -374,12 +436,14 @@ class PPercent(PQRule):
             Real(minimum=0, maximum=100, min_open=True),
             help="precision (percent) an intruder must not reach",
         ),
+        "level": _LEVEL,
     }
     #: The precision of the prior knowledge is 100 % (not a parameter).
     q: float = 100.0
 
-    def __init__(self, *, p: float = 10.0) -> None:
+    def __init__(self, *, p: float = 10.0, level: str | None = None) -> None:
         self.p = p
+        self.level = level
 
     @classmethod
     def contract_example(cls) -> tuple[SensitivityRule, Table]:

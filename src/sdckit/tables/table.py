@@ -46,9 +46,11 @@ class Table:
     values : numpy.ndarray
         Cell values in C order over the dimensions (node order of each hierarchy).
     n_contributors : numpy.ndarray
-        Number of contributing records of each cell (-1 where unknown).
+        Number of contributors of each cell (-1 where unknown): records, respondents (built
+        with ``respondent=``) or holdings (built with ``holding=``).
     top : numpy.ndarray
-        ``(n_cells, k)`` largest contributions of each cell, in decreasing order (0-padded).
+        ``(n_cells, k)`` largest contributions of each cell, in decreasing order (0-padded):
+        of records, respondents or holdings, as ``n_contributors`` counts them.
     weights : numpy.ndarray
         Sum of the sampling weights of each cell (the count when unweighted).
     status : numpy.ndarray
@@ -106,6 +108,11 @@ class Table:
     #: The units behind the cells (respondents or holdings), when built from microdata
     #: with a respondent or holding column (None: one record, one contributor).
     contributions: Contributions | None = None
+    #: With a holding column, ``n_contributors``/``top`` count and rank holdings; these keep
+    #: the respondents' (records' without a respondent column), for rules asking for the
+    #: respondent level (``level="respondent"``).  None otherwise.
+    respondent_contributors: np.ndarray | None = None
+    respondent_top: np.ndarray | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -263,6 +270,8 @@ class Table:
         n_top: int = 3,
         missing: str = "error",
         missing_value: str = "error",
+        respondent: str | None = None,
+        holding: str | None = None,
     ) -> Table:
         """Aggregate microdata into a table with every total and sub-total.
 
@@ -292,6 +301,23 @@ class Table:
             Records without a value (null or NaN; item nonresponse) in a magnitude table: an
             error, or left out (counted in "records dropped" too).  Impute them beforehand
             where leaving them out would bias the published totals.
+        respondent : str, optional
+            Column of respondent (enterprise) ids: a respondent's records (its employees or
+            local units) are summed into one contribution per cell, totals included, before
+            anything is counted or ranked, so ``n_contributors`` counts respondents and
+            ``top`` holds their largest summed contributions (``sum_i w_i x_i`` over the
+            respondent's records in the cell when weighted).  A missing id is a
+            :class:`~sdckit.errors.DataError`.  Fills :attr:`contributions`.
+        holding : str, optional
+            Column of holding (enterprise group) ids: the respondents (records, without a
+            ``respondent`` column) of one holding are summed into one contributor, and
+            ``n_contributors``/``top``/:attr:`contributions` are at the holding level; the
+            respondent level is kept in :attr:`respondent_contributors` and
+            :attr:`respondent_top` for rules with ``level="respondent"``.  A missing id makes
+            its respondent a holding of its own (an independent enterprise); an id that is
+            not the same in all records of a respondent is a :class:`DataError`.  See
+            :mod:`sdckit.tables._contributors` for the definitions against tau-ARGUS's and
+            GaussSuppression's.
 
         Examples
         --------
@@ -304,10 +330,17 @@ class Table:
         >>> tw = Table.from_microdata(w, ["r"], "v", weight="w")
         >>> tw.values.tolist(), tw.top[0].tolist(), tw.n_contributors.tolist()
         ([13.0, 9.0, 4.0], [5.0, 4.0, 4.0], [3, 2, 1])
+
+        Two records of one enterprise are one contributor:
+
+        >>> e = df.with_columns(ent=pl.Series(["e1", "e1", "e2"]))
+        >>> te = Table.from_microdata(e, ["r"], "v", respondent="ent")
+        >>> te.n_contributors.tolist(), te.top[0].tolist()
+        ([2, 1, 1], [6.0, 2.0, 0.0])
         """
         cells = microdata_cells(
             data, dimensions, value, weight=weight, n_top=n_top, missing=missing,
-            missing_value=missing_value,
+            missing_value=missing_value, respondent=respondent, holding=holding,
         )  # fmt: skip
         table = cls._build(
             cells.dimensions,
@@ -320,7 +353,9 @@ class Table:
         )
         return replace(
             table, weighted=cells.weighted, records_dropped=cells.records_dropped,
-            value_decimals=cells.value_decimals,
+            value_decimals=cells.value_decimals, contributions=cells.contributions,
+            respondent_contributors=cells.respondent_contributors,
+            respondent_top=cells.respondent_top,
         )  # fmt: skip
 
     # ------------------------------------------------------------------ structure

@@ -11,8 +11,9 @@ Readers for the files a tau-ARGUS user has (formats of the tau-ARGUS 4.1 manual,
   ``<DECIMALS>``, ``<HIERARCHICAL>``, ``<HIERLEVELS>``, ``<HIERCODELIST>``,
   ``<HIERLEADSTRING>``, ``<TOTCODE>``, ``<RECORDKEY>`` and ``<PFILE>`` (the cell key
   method), ``<CODELIST>`` (labels, ignored), ``<DISTANCE>`` and ``<TRUNCABLE>`` (ignored);
-  ``<REQUEST>`` (the request rule's codes); ``<HOLDING>``, ``<CKM>`` (magnitudes) and SPSS
-  metadata are refused.
+  ``<REQUEST>`` (the request rule's codes); ``<HOLDING>`` (the holding variable: records with
+  one holding code are one contributor in the holding-level rules); ``<CKM>`` (magnitudes) and
+  SPSS metadata are refused.
 * :func:`read_table_rda`, :func:`read_tab`, :func:`table_from_tab`: tabular input (a table's
   metadata and cells); :func:`read_hst`, :func:`apply_apriori`: a priori files;
   :func:`recode_codes`: ``<RECODE>``; :func:`write_tauargus_table`: tau-ARGUS's output formats;
@@ -49,7 +50,17 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import DataError, ParameterError
-from sdckit.protection import Boolean, Instance, Integer, ListOf, MapOf, Param, Real, TupleOf
+from sdckit.protection import (
+    Boolean,
+    Instance,
+    Integer,
+    ListOf,
+    MapOf,
+    Options,
+    Param,
+    Real,
+    TupleOf,
+)
 from sdckit.tables._tauargus_arb import ArbBatch, ArbTable, read_arb
 from sdckit.tables._tauargus_io import read_lines as _read_lines
 from sdckit.tables._tauargus_io import tokens as _tokens
@@ -73,7 +84,7 @@ from sdckit.tables._tauargus_write import (
     write_tauargus_table,
 )
 from sdckit.tables.hierarchy import Hierarchy
-from sdckit.tables.rules import RuleOutcome, SensitivityRule
+from sdckit.tables.rules import RuleOutcome, SensitivityRule, contributors_at
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -184,6 +195,7 @@ class RdaVariable:
     recodeable: bool = False
     numeric: bool = False
     weight: bool = False
+    holding: bool = False
     decimals: int = 0
     hierarchical: bool = False
     hierlevels: tuple[int, ...] = ()
@@ -221,10 +233,14 @@ class RdaMetadata:
         """The ``<WEIGHT>`` variable, if any."""
         return next((v for v in self.variables if v.weight), None)
 
+    @property
+    def holding(self) -> RdaVariable | None:
+        """The ``<HOLDING>`` variable (enterprise group), if any."""
+        return next((v for v in self.variables if v.holding), None)
+
 
 _IGNORED_KEYWORDS = {"<CODELIST>", "<DISTANCE>", "<TRUNCABLE>"}
 _REFUSED_KEYWORDS = {
-    "<HOLDING>": "holding (enterprise group) rules",
     "<SPSS>": "SPSS system files",
     "<CKM>": "the cell key method",
 }
@@ -305,6 +321,8 @@ def read_rda(path: str | os.PathLike[str]) -> RdaMetadata:
         elif key == "<WEIGHT>":
             current.weight = True
             current.numeric = True
+        elif key == "<HOLDING>":
+            current.holding = True
         elif key == "<DECIMALS>":
             if not args or not args[0].isdigit():
                 raise DataError(f"Line {n} of {p.name!r}: <DECIMALS> needs a whole number.")
@@ -436,7 +454,9 @@ def parse_safety_rule(text: str, where: str = "<SAFETYRULE>") -> dict[str, Any]:
     """The parameters of a ``<SAFETYRULE>`` (``P(15,3)|NK(3,75)|FREQ(3,20)|ZERO(10)|MIS(1)``).
 
     Returns the keyword arguments of :class:`TauArgusRule` (plus ``"weights"``: WGT(1), and
-    ``"request"``: REQ(p1, p2, minimum frequency, margin) when given).
+    ``"request"``: REQ(p1, p2, minimum frequency, margin) when given;
+    ``"holding"``: the holding-level rules, tau-ARGUS's 3rd and 4th NK and P rules and 2nd FREQ
+    rule, as ``dominance``, ``pq``, ``min_frequency`` and ``frequency_range``).
 
     Examples
     --------
@@ -453,8 +473,9 @@ def parse_safety_rule(text: str, where: str = "<SAFETYRULE>") -> dict[str, Any]:
         "manual_range": 20.0,
         "missing_safe": False,
         "weights": False,
+        "holding": {"dominance": [], "pq": [], "min_frequency": 0, "frequency_range": 0.0},
     }
-    n_freq = 0
+    n_freq = n_nk = n_p = 0
     for part in [s for s in text.split("|") if s.strip()]:
         m = _RULE.match(part)
         if not m:
@@ -475,13 +496,13 @@ def parse_safety_rule(text: str, where: str = "<SAFETYRULE>") -> dict[str, Any]:
 
         if name == "NK":
             need(2)
-            if len(out["dominance"]) >= 2:
-                raise ParameterError(
-                    f"{where}: a third NK rule would apply at the holding level, which sdckit "
-                    "does not support."
-                )
+            n_nk += 1
+            if n_nk > 4:
+                raise ParameterError(f"{where}: more than 4 NK rules (2 + 2 at holding level).")
+            # tau-ARGUS: the 1st and 2nd NK rules apply to records, the 3rd and 4th to holdings
+            into = out if n_nk <= 2 else out["holding"]
             if args[0] > 0 and args[1] > 0:
-                out["dominance"].append((int(args[0]), float(args[1])))
+                into["dominance"].append((int(args[0]), float(args[1])))
         elif name == "P":
             need(1)
             p, q, n = args[0], 100.0, 1
@@ -489,23 +510,20 @@ def parse_safety_rule(text: str, where: str = "<SAFETYRULE>") -> dict[str, Any]:
                 n = int(args[1])
             elif len(args) >= 3:
                 q, n = args[1], int(args[2])
-            if len(out["pq"]) >= 2:
-                raise ParameterError(
-                    f"{where}: a third P rule would apply at the holding level, which sdckit "
-                    "does not support."
-                )
+            n_p += 1
+            if n_p > 4:
+                raise ParameterError(f"{where}: more than 4 P rules (2 + 2 at holding level).")
+            into = out if n_p <= 2 else out["holding"]
             if p > 0 and n > 0:
-                out["pq"].append((float(p), float(q), int(n)))
+                into["pq"].append((float(p), float(q), int(n)))
         elif name == "FREQ":
             need(2)
             n_freq += 1
-            if n_freq > 1:
-                raise ParameterError(
-                    f"{where}: a second FREQ rule applies at the holding level, which sdckit "
-                    "does not support."
-                )
-            out["min_frequency"] = int(args[0])
-            out["frequency_range"] = float(args[1])
+            if n_freq > 2:
+                raise ParameterError(f"{where}: more than 2 FREQ rules (1 + 1 at holding level).")
+            into = out if n_freq == 1 else out["holding"]
+            into["min_frequency"] = int(args[0])
+            into["frequency_range"] = float(args[1])
         elif name == "ZERO":
             need(1)
             out["zero_unsafe"] = True
@@ -608,6 +626,10 @@ class TauArgusRule(SensitivityRule):
             None,
             help="stated safe and unsafe cells and protection levels, overriding the rules",
         ),
+        "level": Param(
+            Options("respondent", "holding"),
+            help="contributors the rules count: records/respondents or holdings (<HOLDING>)",
+        ),
     }
 
     def __init__(
@@ -626,6 +648,7 @@ class TauArgusRule(SensitivityRule):
         request: tuple[float, float, int, float] | None = None,
         request_top: np.ndarray | None = None,
         manual: APriori | None = None,
+        level: str = "respondent",
     ) -> None:
         self.dominance = list(dominance)
         self.pq = list(pq)
@@ -640,14 +663,16 @@ class TauArgusRule(SensitivityRule):
         self.request = request
         self.request_top = request_top
         self.manual = manual
+        self.level = level
 
-    def _top(self, table: Table, k: int) -> np.ndarray:
-        if table.top.shape[1] < k:
+    @staticmethod
+    def _top(top: np.ndarray, k: int) -> np.ndarray:
+        if top.shape[1] < k:
             raise DataError(
                 f"The tau-ARGUS rule needs the {k} largest contributions of each cell; build the "
                 f"table with n_top={k} or more."
             )
-        return table.top[:, :k].sum(axis=1)
+        return top[:, :k].sum(axis=1)
 
     def evaluate(self, table: Table) -> RuleOutcome:
         return self._evaluate(table)[0]
@@ -670,7 +695,8 @@ class TauArgusRule(SensitivityRule):
     def _evaluate(self, table: Table) -> tuple[RuleOutcome, np.ndarray]:
         self.validate_params()
         n = table.n_cells
-        freq = table.n_contributors
+        # individual rules read the records' (respondents'), holding rules the holdings'
+        freq, top = contributors_at(table, self.level, "tau-ARGUS rule")
         if np.any(freq < 0):
             if table.kind == "count":
                 freq = np.rint(table.values).astype(np.int64)
@@ -686,16 +712,16 @@ class TauArgusRule(SensitivityRule):
         nonempty = freq > 0
         rule_level = np.zeros(n)  # the largest value level a dominance or p% rule asks for
         by_rule = np.zeros(n, dtype=bool)
-        x1 = table.top[:, 0] if table.top.shape[1] else np.zeros(n)
+        x1 = top[:, 0] if top.shape[1] else np.zeros(n)
         for k_n, k_pct in self.dominance:
-            big = self._top(table, k_n)
+            big = self._top(top, k_n)
             ok = (x1 != 0) & (value != 0)
             share = np.divide(big * 100.0, value, out=np.zeros(n), where=ok)
             by_rule |= ok & (share > k_pct)
             level = 100.0 * big / k_pct
             rule_level = np.where(level - value > 0, np.maximum(rule_level, level), rule_level)
         for p, q, k_n in self.pq:
-            big = self._top(table, k_n + 1)
+            big = self._top(top, k_n + 1)
             by_rule |= (p / 100.0) * x1 + (q / 100.0) * (big - value) > 0
             level = p * x1 / q + big
             rule_level = np.where(level - value > 0, np.maximum(rule_level, level), rule_level)

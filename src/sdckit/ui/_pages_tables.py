@@ -122,7 +122,7 @@ async def build(request: Request) -> Response:
             hierarchies[d] = tree
     if hierarchies:
         spec["hierarchies"] = hierarchies
-    for key in ("value", "weight"):
+    for key in ("value", "weight", "respondent", "holding"):
         if str(form.get(key, "")).strip():
             spec[key] = str(form[key]).strip()
     for key in ("missing", "missing_value"):
@@ -150,6 +150,8 @@ async def build(request: Request) -> Response:
                 key = "missing_value"
             elif "missing =" in message or "'missing'" in message:
                 key = "missing"  # said beside the control that sets it, in its words
+            if message.startswith(("The respondent column", "The holding column")):
+                key = message.split()[1]  # beside the id control it names
             errors[key] = controls_words(message)
     if errors:
         context = _context(ws, {})

@@ -110,6 +110,7 @@ import sdckit.tables.suppression._common as _common
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Instance, Integer, Options, Param, Real
 from sdckit.tables._audit import audit
+from sdckit.tables._contributors import single_unit
 from sdckit.tables._method import TableMethod
 from sdckit.tables.suppression._common import (
     COST_PARAM,
@@ -550,6 +551,9 @@ def _groups(table: Table, rows_mask: np.ndarray, singletons: bool, contributors:
         return groups
     single = rows_mask & (table.n_contributors == 1)
     if contributors is None:
+        # a table built with respondent/holding ids knows whose cells they are
+        contributors = single_unit(table.contributions, table.n_cells)
+    if contributors is None:
         groups[single] = np.arange(int(single.sum()))
         return groups
     ids = contributors.to_numpy() if isinstance(contributors, pl.Series) else contributors
@@ -696,7 +700,8 @@ class GaussSuppression(TableMethod):
         R2 of :mod:`.gauss`).
     contributors : array, optional
         One respondent number per cell; single-contributor inner cells with the same number
-        belong to one respondent (default: each is its own).
+        belong to one respondent (default: the unit of each such cell when the table was
+        built with respondent or holding ids, ``Table.contributions``; else each is its own).
     forced, hidden, protected : array, optional
         Cells (numbers or a boolean mask) always suppressed; never published but needing no
         protection (suppressed in the result); never suppressed.
