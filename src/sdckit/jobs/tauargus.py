@@ -542,7 +542,7 @@ def load_arb_jobs(path: str | os.PathLike[str]) -> list[Any]:
                     missing_codes=missing_codes,
                     minimum_level=float(10.0**-decimals),
                     level="holding",
-                )  # fmt: skip
+                )
             )
         if tabular:
             cost = _tabular_cost(spec, meta, table, stated, where)
