@@ -215,7 +215,7 @@ def test_the_batch_runs_as_table_jobs(jobs: list[TableJob]) -> None:
         for path in res.written:
             assert path.is_file() and path.suffix == ".csv"
     published = pl.read_csv(jobs[0].output_table)
-    assert published.columns == ["water", "roof", "value", "suppressed"]
+    assert published.columns == ["water", "roof", "value", "suppressed", "symbol"]
     assert published["suppressed"].sum() >= 11
 
 
