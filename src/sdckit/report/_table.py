@@ -268,6 +268,13 @@ def render_table_report(
                 ("proven optimal", format_value(suppression.optimal)),
                 ("seconds", format_value(suppression.seconds)),
             ]
+            if suppression.time_limited:
+                facts.append(
+                    (
+                        "cut short by a wall-clock limit (the pattern may differ on another run)",
+                        suppression.time_limited,
+                    )
+                )
     show_grids = table.n_cells <= MAX_GRID_CELLS
     from sdckit.tables import EMPTY_SYMBOL, SUPPRESSED_SYMBOL
 
