@@ -78,11 +78,15 @@ def test_table_job_suppresses_small_cells_and_passes_the_audit(
     small = interior.filter((pl.col("len") > 0) & (pl.col("len") < 3))
     assert small.height > 0
     assert (small["status"] == "primary").all()
-    # every primary and secondary cell is missing in the published table, no other cell
+    # every primary and secondary cell is missing in the published table with the symbol x,
+    # every empty cell with the symbol -, no other cell
     hidden = full["status"].is_in(["primary", "secondary"])
-    assert full.filter(pl.col("status") == "secondary").height > 0
+    empty = full["status"] == "empty"
+    assert full.filter(pl.col("status") == "secondary").height > 0 and empty.any()
     assert published.height == full.height
-    assert published["value"].is_null().to_list() == hidden.to_list()
+    assert published["value"].is_null().to_list() == (hidden | empty).to_list()
+    symbols = published["symbol"].fill_null("").to_list()
+    assert symbols == ["x" if h else "-" if e else "" for h, e in zip(hidden, empty, strict=True)]
 
 
 @pytest.mark.parametrize(
@@ -129,7 +133,7 @@ def test_published_table_has_one_symbol_and_reports_are_written(
     code, _, stderr = run("table", job)
     assert code == 0, stderr
     published = (tmp_path / "out" / "published.csv").read_text(encoding="utf-8")
-    assert published.splitlines()[0] == "region,occupation,value,suppressed"
+    assert published.splitlines()[0] == "region,occupation,value,suppressed,symbol"
     assert "primary" not in published and "secondary" not in published
     external = (tmp_path / "out" / "external.html").read_text(encoding="utf-8")
     internal = (tmp_path / "out" / "internal.html").read_text(encoding="utf-8")

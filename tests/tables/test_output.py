@@ -30,7 +30,7 @@ def test_published_export_does_not_tell_primaries_from_secondaries(tmp_path) -> 
     t = res.table
     assert t.primary.sum() == 1 and t.secondary.sum() >= 3
     frame = t.to_published_frame()
-    assert frame.columns == ["region", "industry", "value", "suppressed"]
+    assert frame.columns == ["region", "industry", "value", "suppressed", "symbol"]
     assert frame["suppressed"].to_list() == t.suppressed.tolist()
     assert frame.filter(pl.col("suppressed"))["value"].null_count() == t.suppressed.sum()
     text = t.write(tmp_path / "pub.csv").read_text(encoding="utf-8")

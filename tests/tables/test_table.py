@@ -109,7 +109,7 @@ def test_from_frame_round_trip(tmp_path) -> None:
     )
     out = t2.write(tmp_path / "e2.csv")  # the E2 pattern: audited before it is written
     back = pl.read_csv(out)
-    assert back.columns == ["region", "industry", "value", "suppressed"]
+    assert back.columns == ["region", "industry", "value", "suppressed", "symbol"]
     assert back.filter(pl.col("suppressed")).get_column("value").to_list() == [None] * 4
     assert back.height == 24
     pq = t2.write(tmp_path / "e2.parquet", published=False)

@@ -52,6 +52,13 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     for label, value in table.summary().rows:
         summary.add_row(label, value if isinstance(value, str) else format_value(value))
     summary.add_row("suppression method", result.method)
+    limited = getattr(result, "time_limited", None)
+    if limited:
+        # the pattern depends on the machine and its load: say so and name the parameter
+        summary.add_row(
+            "cut short by a wall-clock limit",
+            f"{limited} (the pattern may differ on another run)",
+        )
     linked = result.details.get("linked_with") if titles is not None else None
     if linked:
         summary.add_row("protected together with", "; ".join(titles[j] for j in linked))

@@ -8,7 +8,8 @@ from a :class:`~sdckit.tables.SuppressionResult`:
   cell, its required protection levels and whether it is protected) and the information loss
   (suppressed cells, their value and shares).
 * ``kind="external"`` (publishable): the published table with one symbol (``x``) for every
-  suppressed cell, the number and share of suppressed cells and the audit's verdict; nothing
+  suppressed cell and another (``-``) for an empty cell (no contributor, not a zero), a
+  legend of the symbols, the number and share of suppressed cells and the audit's verdict; nothing
   that tells primary from secondary suppressions (no status, no levels, no per-cell intervals,
   no suppressed values or value shares, which would narrow the intervals).  It is refused
   (:class:`~sdckit.errors.VerificationError`) for a pattern that is not protected.
@@ -80,13 +81,17 @@ def _unpack(result: Any) -> tuple[Any, Any]:
 
 
 def _cell(table: Any, i: int, kind: str) -> _Cell:
-    from sdckit.tables import CellStatus
+    from sdckit.tables import EMPTY_SYMBOL, SUPPRESSED_SYMBOL, CellStatus
 
     status = int(table.status[i])
     value = format_value(float(table.values[i]))
     if kind == "external":
+        # the symbols of the published file: one for every suppressed cell, one for an empty
+        # cell (known to have no contributor), so that it is not read as a true zero
         if table.suppressed[i]:
-            return _Cell("x", "suppressed")
+            return _Cell(SUPPRESSED_SYMBOL, "suppressed")
+        if status == CellStatus.EMPTY and table.n_contributors[i] >= 0:
+            return _Cell(EMPTY_SYMBOL, "empty")
         return _Cell(value, "")
     if status == CellStatus.PRIMARY:
         return _Cell(value, "primary")
@@ -263,8 +268,19 @@ def render_table_report(
                 ("proven optimal", format_value(suppression.optimal)),
                 ("seconds", format_value(suppression.seconds)),
             ]
+            if suppression.time_limited:
+                facts.append(
+                    (
+                        "cut short by a wall-clock limit (the pattern may differ on another run)",
+                        suppression.time_limited,
+                    )
+                )
     show_grids = table.n_cells <= MAX_GRID_CELLS
+    from sdckit.tables import EMPTY_SYMBOL, SUPPRESSED_SYMBOL
+
     context = {
+        "suppressed_symbol": SUPPRESSED_SYMBOL,
+        "empty_symbol": EMPTY_SYMBOL,
         "title": title,
         "kind": kind,
         "version": __version__,

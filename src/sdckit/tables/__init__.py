@@ -9,6 +9,7 @@ protection contract of :mod:`sdckit.protection`; each table method has a functio
 from sdckit.tables._audit import AuditResult, audit, singleton_violations
 from sdckit.tables._audit_extra import IntegerAudit, UnionAudit
 from sdckit.tables._method import TableMethod
+from sdckit.tables._output import EMPTY_SYMBOL, SUPPRESSED_SYMBOL
 from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,
@@ -83,6 +84,8 @@ from sdckit.tables.suppression import (
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
+    "EMPTY_SYMBOL",
+    "SUPPRESSED_SYMBOL",
     "AuditResult",
     "CellKeyMagnitudeResult",
     "CellKeyMagnitudes",

@@ -4,8 +4,14 @@
   cell with its value, contributors, largest contributions, status (``primary``,
   ``secondary``, ...) and protection levels: for the methodologist only.
 * The **published** export (``Table.to_published_frame``, ``Table.write(..., published=True)``)
-  has the codes, the value (missing where suppressed) and one flag ``suppressed``: every
-  suppressed cell looks the same, so the file does not tell which cells are sensitive.
+  has the codes, the value (missing where not published), the flag ``suppressed`` and the
+  published ``symbol`` of a cell without a value: :data:`SUPPRESSED_SYMBOL` (``x``) for every
+  suppressed cell, primary and secondary alike, so the file does not tell which cells are
+  sensitive; :data:`EMPTY_SYMBOL` (``-``) for an empty cell (no contributor), so that it is
+  not read as a true zero.  ``empty="zero"`` publishes empty cells as 0 instead and
+  ``empty="omit"`` leaves their rows out.  A suppressed empty cell is ``x`` like any
+  suppressed cell (a ``-`` would disclose it).  A table given by its cells without the numbers
+  of contributors cannot tell an empty cell from a zero: its zeros are published as 0.
 
 A published table is written only when its pattern is protected: a table whose suppression
 result is known to be unprotected is refused, and a pattern of unknown status is audited (LP,
@@ -22,20 +28,43 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from sdckit._validation import check_choice
 from sdckit.errors import ColumnError, DataError, ParameterError, VerificationError
 from sdckit.tables._build import decimals_of
-from sdckit.tables._status import STATUS_NAMES
+from sdckit.tables._status import STATUS_NAMES, CellStatus
 
 if TYPE_CHECKING:
     from sdckit.tables.table import Table
 
 __all__ = [
+    "EMPTY_CHOICES",
+    "EMPTY_SYMBOL",
     "STATUS_NAMES",
+    "SUPPRESSED_SYMBOL",
+    "empty_cells",
     "internal_frame",
     "published_frame",
     "refuse_unprotected",
     "write_table",
 ]
+
+
+#: The published symbol of a suppressed cell (primary and secondary alike), as tau-ARGUS
+#: and most statistical offices print it.
+SUPPRESSED_SYMBOL = "x"
+#: The published symbol of an empty cell (no contributor), told apart from a true zero.
+EMPTY_SYMBOL = "-"
+#: How a published export shows empty cells: their own symbol, a zero, or no row.
+EMPTY_CHOICES = ("symbol", "zero", "omit")
+
+
+def empty_cells(table: Table) -> np.ndarray:
+    """The published cells without any contributor (known empty, not suppressed).
+
+    A table given by its cells without contributor counts cannot tell them from zeros: none.
+    """
+    known = np.asarray(table.n_contributors) >= 0
+    return known & (np.asarray(table.status) == CellStatus.EMPTY) & ~table.suppressed
 
 
 def _codes(table: Table) -> dict[str, Any]:
@@ -85,15 +114,27 @@ def internal_frame(table: Table, *, status: bool = True) -> pl.DataFrame:
     return pl.DataFrame(cols)
 
 
-def published_frame(table: Table) -> pl.DataFrame:
-    """Codes, the published value (null where suppressed) and the flag ``suppressed``."""
+def published_frame(table: Table, *, empty: str = "symbol") -> pl.DataFrame:
+    """Codes, the published value, the flag ``suppressed`` and the ``symbol`` of the cell.
+
+    ``value`` is null where the cell is suppressed (``symbol`` ``x``) or empty (``-``, with
+    ``empty="symbol"``); ``empty="zero"`` publishes empty cells as 0 (no symbol),
+    ``empty="omit"`` leaves their rows out (see the module text).
+    """
+    check_choice(empty, "empty", EMPTY_CHOICES)
     cols = _codes(table)
     hidden = table.suppressed
+    blank = empty_cells(table) if empty == "symbol" else np.zeros(table.n_cells, dtype=bool)
     values = _input_precision(table)
-    cols["value"] = pl.Series("value", np.where(hidden, np.nan, values)).fill_nan(None)
+    cols["value"] = pl.Series("value", np.where(hidden | blank, np.nan, values)).fill_nan(None)
     cols["suppressed"] = hidden
+    symbol = np.where(hidden, SUPPRESSED_SYMBOL, np.where(blank, EMPTY_SYMBOL, ""))
+    cols["symbol"] = pl.Series("symbol", symbol, dtype=pl.Utf8).replace("", None)
     _check_names(cols)
-    return pl.DataFrame(cols)
+    frame = pl.DataFrame(cols)
+    if empty == "omit":
+        frame = frame.filter(pl.Series(~empty_cells(table)))
+    return frame
 
 
 def refuse_unprotected(table: Table, what: str) -> None:
@@ -115,15 +156,21 @@ def refuse_unprotected(table: Table, what: str) -> None:
         )
 
 
-def write_table(table: Table, path: str | os.PathLike[str], *, published: bool) -> Path:
-    """Write the published or the internal export as CSV or Parquet (by suffix), atomically."""
+def write_table(
+    table: Table, path: str | os.PathLike[str], *, published: bool, empty: str = "symbol"
+) -> Path:
+    """Write the published or the internal export as CSV or Parquet (by suffix), atomically.
+
+    ``empty`` is how the published export shows empty cells (see :func:`published_frame`).
+    """
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix not in (".csv", ".parquet"):
         raise ParameterError("The 'path' must end in .csv or .parquet.")
+    check_choice(empty, "empty", EMPTY_CHOICES)
     if published:
         refuse_unprotected(table, "published table")
-    frame = published_frame(table) if published else internal_frame(table)
+    frame = published_frame(table, empty=empty) if published else internal_frame(table)
     if target.is_dir():
         raise ParameterError(f"The 'path' {str(target)!r} is a directory; give a file name.")
     try:

@@ -584,24 +584,28 @@ class Table:
         """
         return internal_frame(self, status=status)
 
-    def to_published_frame(self) -> pl.DataFrame:
-        """Codes, published value (null where suppressed) and the flag ``suppressed``.
+    def to_published_frame(self, *, empty: str = "symbol") -> pl.DataFrame:
+        """Codes, published value, the flag ``suppressed`` and the published ``symbol``.
 
-        Every suppressed cell carries the same symbol: the frame does not tell primary from
-        secondary suppressions.
+        Every suppressed cell carries the same symbol (``x``): the frame does not tell primary
+        from secondary suppressions.  An empty cell (no contributor) has the symbol ``-`` and
+        no value; ``empty="zero"`` publishes it as 0, ``empty="omit"`` leaves it out.
         """
-        return published_frame(self)
+        return published_frame(self, empty=empty)
 
-    def write(self, path: str | os.PathLike[str], *, published: bool = True) -> Path:
+    def write(
+        self, path: str | os.PathLike[str], *, published: bool = True, empty: str = "symbol"
+    ) -> Path:
         """Write the table as CSV or Parquet (by suffix), atomically; create the directory.
 
         With ``published=True`` (default) the published export is written (suppressed values
-        missing, one ``suppressed`` flag); it is refused with a
+        missing with the symbol ``x``, empty cells as ``empty`` says: see
+        :meth:`to_published_frame`); it is refused with a
         :class:`~sdckit.errors.VerificationError` when the pattern is not protected (a pattern
         of unknown status is audited first).  ``published=False`` writes the internal export
         with every value and status.
         """
-        return write_table(self, path, published=published)
+        return write_table(self, path, published=published, empty=empty)
 
     def summary(self) -> Summary:
         """Cells, suppressions and their value."""

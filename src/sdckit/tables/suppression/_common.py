@@ -78,6 +78,11 @@ class SuppressionResult:
         Wall-clock time.
     details : dict
         Method-specific figures (iterations, cuts, sub-tables, repairs ...).
+    time_limited : str, optional
+        The parameter (e.g. ``"subtable_time_limit"``) whose wall-clock limit cut the search
+        short; None when only counts (rounds, nodes) bounded it.  A pattern shaped by the
+        clock depends on the machine and its load: the same job may give another pattern on
+        another run.
     """
 
     table: Table
@@ -89,6 +94,7 @@ class SuppressionResult:
     seconds: float
     details: dict[str, Any] = field(default_factory=dict)
     protected: bool = False
+    time_limited: str | None = None
 
     def to_frame(self) -> pl.DataFrame:
         """The cells of the protected table with their status."""
@@ -109,6 +115,7 @@ class SuppressionResult:
             ("proven optimal", self.optimal),
             ("protected (audited)", self.protected),
             ("seconds", self.seconds),
+            ("cut short by (wall clock)", self.time_limited or "nothing"),
         ]
         rows += [(k, v) for k, v in self.details.items() if np.isscalar(v)]
         return Summary("Secondary cell suppression", rows)
@@ -122,9 +129,11 @@ def make_result(
     optimal: bool,
     seconds: float,
     protected: bool | None = None,
+    time_limited: str | None = None,
     **details: Any,
 ) -> SuppressionResult:
-    """The result of a method; ``protected`` is the verdict (None: not audited)."""
+    """The result of a method; ``protected`` is the verdict (None: not audited);
+    ``time_limited`` names the parameter whose wall-clock limit cut the search short."""
     new = table.secondary & ~original.suppressed
     table = table.with_verdict(protected)
     return SuppressionResult(
@@ -137,6 +146,19 @@ def make_result(
         seconds=seconds,
         details=details,
         protected=protected is True,
+        time_limited=time_limited,
+    )
+
+
+def warn_time_limited(parameter: str, what: str) -> None:
+    """Warn that the wall-clock limit ``parameter`` cut ``what`` short (the pattern may then
+    differ from run to run)."""
+    warnings.warn(
+        f"'{parameter}' (a wall-clock limit) cut {what} short: the pattern depends on the "
+        "machine's speed and load and may differ on another run.  Leave it unset (the "
+        "limits by rounds and nodes give the same pattern on any machine) or raise it.",
+        SdcWarning,
+        stacklevel=3,
     )
 
 

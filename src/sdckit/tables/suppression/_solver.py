@@ -23,9 +23,14 @@ The solver (:func:`solve_problem`, also used sub-table by sub-table by the modul
   one HiGHS model re-solved with a changed objective for every primary and direction (warm
   starts), and each LP solution is a feasible deviation that may already prove the protection of
   other primaries of the block, whose LPs are then skipped.
-* **Time limit**: overall; the best protected pattern found by then is returned with its gap
-  to the lower bound (never an unprotected pattern: without any incumbent, the last master
-  pattern is completed by the path heuristic).
+* **Limits**: the work is bounded by counts, which make the pattern the same on every machine
+  and under any load (HiGHS runs single-threaded and is deterministic when no clock stops it):
+  ``max_rounds`` master/attacker rounds in all, ``max_lp_rounds`` of them in the LP phase,
+  ``max_nodes`` branch-and-bound nodes per master MILP.  ``time_limit`` (seconds) is a safety
+  net only: a search it cut short depends on the machine's speed and load, and says so
+  (``Outcome.clock_cut``).  When a limit stops the search, the best protected pattern found is
+  returned with its gap to the lower bound (never an unprotected pattern: without any
+  incumbent, the last master pattern is completed by the path heuristic).
 
 Zero-valued cells are candidates only when some primary cannot be protected without them (an
 LP audit of the pattern that suppresses every non-zero candidate decides it); they then cost
@@ -55,6 +60,9 @@ _ST = highspy.HighsModelStatus
 _MAX = highspy.ObjSense.kMaximize
 _GAP = 1e-6  # relative gap at which a pattern counts as optimal
 _SMALL = 3000  # problems up to this many cells keep one attacker model for every pattern
+_NO_LIMIT = 2**31 - 1  # HiGHS's "no limit" for integer options
+#: Statuses of a MILP stopped by a limit (clock, nodes), possibly with a solution.
+_LIMITS = (_ST.kTimeLimit, _ST.kSolutionLimit, _ST.kIterationLimit)
 
 
 # ---------------------------------------------------------------------------- the problem
@@ -122,6 +130,9 @@ class Outcome:
     completed: int = 0
     lp_solves: int = 0
     stats: dict[str, Any] = field(default_factory=dict)
+    #: True when the wall clock (``time_limit``) stopped the search or a master solve: the
+    #: pattern may then differ from run to run
+    clock_cut: bool = False
 
     @property
     def gap(self) -> float:
@@ -524,11 +535,19 @@ class _Master:
         self.integer = integer
 
     def solve(
-        self, time_limit: float | None = None, start: np.ndarray | None = None
+        self,
+        time_limit: float | None = None,
+        start: np.ndarray | None = None,
+        max_nodes: int | None = None,
     ) -> tuple[Any, np.ndarray | None, float, float, list[np.ndarray]]:
-        """Status, solution, objective, lower bound and the other integer solutions found."""
+        """Status, solution, objective, lower bound and the other integer solutions found.
+
+        ``max_nodes`` bounds the branch-and-bound nodes of a MILP solve (a deterministic
+        limit, status ``kSolutionLimit``); ``time_limit`` stops it by the clock.
+        """
         h = self.h
         h.setOptionValue("time_limit", np.inf if time_limit is None else max(time_limit, 0.01))
+        h.setOptionValue("mip_max_nodes", _NO_LIMIT if max_nodes is None else int(max_nodes))
         if not self.integer:
             status = solve(h)
             ok = status == _ST.kOptimal
@@ -560,7 +579,7 @@ class _Master:
             h.setSolution(sol)
         h.run()
         status = h.getModelStatus()
-        if status not in (_ST.kOptimal, _ST.kInfeasible, _ST.kTimeLimit):
+        if status not in (_ST.kOptimal, _ST.kInfeasible, *_LIMITS):
             h.clearSolver()  # no answer (status Unknown, ...): once more from scratch
             h.run()
             status = h.getModelStatus()
@@ -661,15 +680,20 @@ def solve_problem(
     *,
     time_limit: float | None = None,
     max_rounds: int = 500,
+    max_lp_rounds: int | None = None,
+    max_nodes: int | None = None,
     incumbent: np.ndarray | None = None,
-    lp_share: float = 0.5,
     improve: bool = True,
 ) -> Outcome:
     """The cheapest protected pattern of ``p`` (see the module text), within the limits.
 
+    ``max_rounds`` bounds the master/attacker rounds, ``max_lp_rounds`` those of the LP phase
+    (None: ``max_rounds``), ``max_nodes`` the branch-and-bound nodes of each master MILP (None:
+    no limit): counts, so the result is the same on any machine.  ``time_limit`` (seconds) is
+    a safety net; a search it cut short has ``clock_cut`` set.
     ``incumbent`` is a protected pattern known beforehand (a MIP start and the fallback);
     ``improve`` completes every unprotected master pattern into a protected one (new
-    incumbents, for the time limit) rather than only the last one.
+    incumbents, for a limit) rather than only the last one.
     Raises :class:`SolverTrouble` when an attacker LP has no answer, and :class:`Hopeless` when
     some requirement cannot be met at all (a cut no pattern satisfies).
     """
@@ -701,14 +725,19 @@ def solve_problem(
     last: np.ndarray | None = None
     history: list[float] = []
     stats = {"lp_rounds": 0, "mip_rounds": 0}
+    clock_cut = False
+    lp_rounds = max_rounds if max_lp_rounds is None else min(max_lp_rounds, max_rounds)
 
-    # ---- LP phase
-    lp_deadline = start + (deadline - start) * lp_share if np.isfinite(deadline) else np.inf
+    # ---- LP phase (ends by counts, never by the clock but for the safety net: a phase cut
+    # by the clock would hand the MILP a machine-dependent cut pool)
     while k:
         if rounds >= max_rounds:
             stopped = "max_iterations"
             break
-        if time.perf_counter() >= lp_deadline:
+        if rounds >= lp_rounds:
+            break
+        if time.perf_counter() >= deadline:
+            stopped, clock_cut = "time_limit", True
             break
         rounds += 1
         stats["lp_rounds"] += 1
@@ -716,6 +745,7 @@ def solve_problem(
         if status == _ST.kInfeasible:
             raise Hopeless
         if x is None:
+            clock_cut = clock_cut or status == _ST.kTimeLimit
             break
         lower = max(lower, bound * norm)
         last = x
@@ -749,17 +779,21 @@ def solve_problem(
             break
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            stopped = "time_limit"
+            stopped, clock_cut = "time_limit", True
             break
         rounds += 1
         stats["mip_rounds"] += 1
         mip_start = None if best is None else best[cand].astype(float)
-        status, x, _, bound, found = master.solve(time_limit=remaining, start=mip_start)
+        status, x, _, bound, found = master.solve(
+            time_limit=remaining, start=mip_start, max_nodes=max_nodes
+        )
         if status == _ST.kInfeasible:
             raise Hopeless
+        if status == _ST.kTimeLimit:
+            clock_cut = True
         lower = max(lower, bound * norm)
         if x is None:
-            stopped = "time_limit"
+            stopped = "time_limit" if status == _ST.kTimeLimit else "max_nodes"
             break
         x = np.round(x)
         last = x
@@ -790,8 +824,13 @@ def solve_problem(
         if best is not None and best_cost - lower <= _GAP * max(best_cost, 1e-12):
             optimal = True
             break
-        if status != _ST.kOptimal and time.perf_counter() >= deadline:
-            stopped = "time_limit"
+        if status == _ST.kTimeLimit or (status != _ST.kOptimal and time.perf_counter() >= deadline):
+            stopped, clock_cut = "time_limit", True
+            break
+        if status != _ST.kOptimal and not new_cuts:
+            # the node limit stopped the master and its solutions give no new cut: solving
+            # it again would find the same
+            stopped = "max_nodes"
             break
         if not new_cuts and not protected_x:
             # the master optimum is unprotected yet gives no cut: numerical trouble
@@ -826,6 +865,7 @@ def solve_problem(
         completed=completed,
         lp_solves=sep.lp_solves,
         stats=stats,
+        clock_cut=clock_cut and not optimal,
     )
 
 

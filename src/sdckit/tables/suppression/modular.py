@@ -37,6 +37,7 @@ from sdckit.tables.suppression._common import (
     repair_within_limit,
     requirements,
     search_costs,
+    warn_time_limited,
 )
 from sdckit.tables.suppression._solver import (
     Hopeless,
@@ -112,7 +113,7 @@ def _protect(
     bad: np.ndarray,
     *,
     exact: bool,
-    time_limit: float | None,
+    limits: dict[str, Any],
     want_moves: bool,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """New local pattern protecting the failing positions ``bad`` of one sub-table.
@@ -120,7 +121,7 @@ def _protect(
     The joined cheapest paths (one min-cost LP per failing cell and direction) give a pattern
     that, with ``exact``, starts the exact solver of the sub-table (the optimal method's MILP
     with attacker cuts on the sub-table's relations), which returns the cheapest protecting
-    pattern (or the best found within ``time_limit``).
+    pattern (or the best found within the ``limits`` of :func:`solve_problem`).
     """
     flat = cells.ravel()
     r = local_relations(cells.shape)
@@ -155,7 +156,7 @@ def _protect(
         shape=cells.shape,
     )
     try:
-        out = solve_problem(problem, time_limit=time_limit, improve=False)
+        out = solve_problem(problem, improve=False, **limits)
     except (Hopeless, SolverTrouble):
         heuristic = protect_with_lp(
             table, r, flat, supp, usable, _spread(cost, flat, table.n_cells), targets, moves
@@ -163,6 +164,7 @@ def _protect(
         return heuristic, moves, {"subtable_heuristic": 1}
     info["subtable_milp"] = 1
     info["subtable_proven"] = int(out.optimal)
+    info["subtables_cut_by_clock"] = int(out.clock_cut)
     if want_moves:
         moves = np.zeros(len(flat))
         _Separator(problem).run(out.pattern.astype(float), fractional=False, moves=moves)
@@ -206,11 +208,21 @@ class ModularSuppression(TableMethod):
         Protect each failing sub-table with its cheapest pattern: the optimal method's MILP
         with attacker cuts on the sub-table's own relations, started from the joined cheapest
         paths (one min-cost LP per cell and direction), which alone are used when off.
-    subtable_time_limit : float, optional, default 10
-        Seconds allowed for the exact protection of one sub-table (then its best pattern).
+    subtable_max_rounds : int, default 22
+        Master/attacker rounds allowed for the exact protection of one sub-table (all but the
+        last two at most in its LP phase, the rest for its MILP), then its best pattern.  A
+        count, so the pattern is the same on every machine and under any load.
+    subtable_max_nodes : int, default 20
+        Branch-and-bound nodes allowed to each master MILP of a sub-table (a count too).
+    subtable_time_limit : float, optional
+        Seconds allowed for the exact protection of one sub-table: a safety net, off by
+        default.  A sub-table it cut short makes the pattern depend on the machine and its
+        load: the result says so (``time_limited``, ``details["subtables_cut_by_clock"]``)
+        and a warning names this parameter.
     n_jobs : int, default -1
         Threads working on sub-tables that share no cell at the same time (-1: one per
-        core).  The pattern does not depend on it (unless a sub-table's time limit is hit).
+        core).  The pattern does not depend on it (unless ``subtable_time_limit`` cuts a
+        sub-table short).
 
     Examples
     --------
@@ -249,10 +261,19 @@ class ModularSuppression(TableMethod):
         "exact": Param(
             Boolean(), help="protect each sub-table with its cheapest pattern (a small MILP)"
         ),
+        "subtable_max_rounds": Param(
+            Integer(minimum=1),
+            help="master/attacker rounds allowed for the exact protection of one sub-table",
+        ),
+        "subtable_max_nodes": Param(
+            Integer(minimum=1),
+            help="branch-and-bound nodes allowed to each master MILP of a sub-table",
+        ),
         "subtable_time_limit": Param(
             Real(minimum=0, min_open=True),
             None,
-            help="seconds allowed for the exact protection of one sub-table",
+            help="seconds allowed for one sub-table, a safety net (off: the pattern is the "
+            "same on any machine; a run it cuts short says so)",
         ),
         "n_jobs": Param(
             Integer(minimum=1),
@@ -272,7 +293,9 @@ class ModularSuppression(TableMethod):
         marginal_penalty: float = 10.0,
         propagate: bool = False,
         exact: bool = True,
-        subtable_time_limit: float | None = 10.0,
+        subtable_max_rounds: int = 22,
+        subtable_max_nodes: int = 20,
+        subtable_time_limit: float | None = None,
         n_jobs: int = -1,
     ) -> None:
         self.cost = cost
@@ -282,6 +305,8 @@ class ModularSuppression(TableMethod):
         self.marginal_penalty = marginal_penalty
         self.propagate = propagate
         self.exact = exact
+        self.subtable_max_rounds = subtable_max_rounds
+        self.subtable_max_nodes = subtable_max_nodes
         self.subtable_time_limit = subtable_time_limit
         self.n_jobs = n_jobs
 
@@ -318,6 +343,12 @@ class ModularSuppression(TableMethod):
         usable = candidates(table)
         supp = table.suppressed.copy()
         subs = subtables(table)
+        limits = {
+            "max_rounds": self.subtable_max_rounds,
+            "max_lp_rounds": max(1, self.subtable_max_rounds - 2),
+            "max_nodes": self.subtable_max_nodes,
+            "time_limit": self.subtable_time_limit,
+        }
         audits = 0
         failing = 0
         passes = 0
@@ -363,7 +394,7 @@ class ModularSuppression(TableMethod):
                 local_need,
                 pos[~ok],
                 exact=self.exact,
-                time_limit=self.subtable_time_limit,
+                limits=limits,
                 want_moves=self.propagate,
             )
             return local_supp, new_local, moves, info
@@ -450,6 +481,9 @@ class ModularSuppression(TableMethod):
         if self.singletons:
             out = fix_singletons(out, w)
         out, repaired, verdict = repair_within_limit(out, table, w, self.repair_limit, "modular")
+        cut = stats.get("subtables_cut_by_clock", 0)
+        if cut:
+            warn_time_limited("subtable_time_limit", f"{cut} sub-table(s)")
         return make_result(
             out,
             table,
@@ -463,6 +497,7 @@ class ModularSuppression(TableMethod):
             subtable_audits=audits,
             subtables_failing=failing,
             repaired=repaired,
+            time_limited="subtable_time_limit" if cut else None,
             **stats,
         )
 
@@ -483,7 +518,7 @@ def suppress_modular(table: Table, **params: Any) -> SuppressionResult:
     table : Table
         The table (it is not modified).
     cost, max_passes, singletons, repair_limit, marginal_penalty, propagate, exact,
-    subtable_time_limit, n_jobs
+    subtable_max_rounds, subtable_max_nodes, subtable_time_limit, n_jobs
         The parameters of :class:`ModularSuppression`, by name (keyword arguments only).
 
     Returns

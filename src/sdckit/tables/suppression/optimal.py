@@ -107,7 +107,9 @@ class OptimalSuppression(TableMethod):
     time_limit : float, optional
         Seconds allowed in all.  When it runs out, the best protected pattern found so far is
         returned, not proven optimal, with ``details["gap"]`` (its relative distance to the
-        lower bound).
+        lower bound) and ``time_limited == "time_limit"``: a pattern cut short by the clock
+        depends on the machine and its load; ``max_iterations`` bounds the work by a count
+        (the same pattern on any machine).
     warm_start : bool, default True
         Start from the modular method's pattern on hierarchical tables.
 
@@ -257,6 +259,7 @@ class OptimalSuppression(TableMethod):
             out.optimal,
             time.perf_counter() - start,
             True,
+            time_limited="time_limit" if out.clock_cut else None,
             iterations=out.rounds,
             cuts=out.cuts,
             lp_solves=out.lp_solves,
