@@ -1,0 +1,176 @@
+"""The model of controlled tabular adjustment (Castro 2006) and its solve (HiGHS).
+
+The variables are ``[z+ (n), z- (n), y (k)]``: each cell's move up and down, and a binary per
+primary (1: up); :mod:`sdckit.tables.cta` states the model and uses these pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from sdckit.errors import ParameterError
+from sdckit.tables.rounding import _readd as readd  # the totals added up from the interior
+from sdckit.tables.table import CellStatus, Table
+
+__all__ = [
+    "NOISE",
+    "Model",
+    "build_model",
+    "capacities",
+    "cell_weights",
+    "fixed_cells",
+    "levels",
+    "readd",
+    "solve",
+]
+
+#: Deviations below this are solver noise (HiGHS works to about 1e-7 on scaled rows).
+NOISE = 1e-9
+
+
+def levels(table: Table, integer: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The (upper, lower) level of each cell a primary must clear (0 elsewhere).
+
+    A sliding level counts both ways.  A primary without any level must still move: by one
+    unit when the deviations are whole units, else by a thousandth of its size (as the
+    suppression methods ask such a primary not to be disclosed exactly).
+    """
+    prim = table.primary
+    up = np.where(prim, np.maximum(table.upper, table.sliding), 0.0)
+    down = np.where(prim, np.maximum(table.lower, table.sliding), 0.0)
+    none = prim & (up <= 0) & (down <= 0)
+    tiny = 1.0 if integer else 1e-3
+    up = np.where(none, tiny * (1.0 if integer else 1.0 + np.abs(table.values)), up)
+    down = np.where(none, up, down)
+    if integer:  # whole-unit moves: a level of 2.5 needs a move of 3
+        up, down = np.ceil(up - NOISE), np.ceil(down - NOISE)
+    return up, down
+
+
+def fixed_cells(table: Table) -> np.ndarray:
+    """Cells that never move: empty cells (no contributor, nothing to publish) and cells
+    marked protected (frozen by the user)."""
+    return (table.status == CellStatus.EMPTY) | (table.status == CellStatus.PROTECTED)
+
+
+def cell_weights(table: Table, weights: Any) -> np.ndarray:
+    if isinstance(weights, str):
+        if weights == "unity":
+            return np.ones(table.n_cells)
+        size = np.abs(table.values)
+        # 1 / value (a relative change); a zero cell weighs as much as the smallest non-zero
+        # one, so that zeros stay zero where a non-zero cell can take the change
+        smallest = float(size[size > 0].min()) if np.any(size > 0) else 1.0
+        return 1.0 / np.where(size > 0, size, smallest)
+    arr = np.asarray(weights, dtype=float).ravel()
+    if arr.size != table.n_cells or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ParameterError(
+            "The 'weights' parameter of ControlledAdjustment must be 'inverse', 'unity' or "
+            "an array of non-negative finite numbers, one per cell."
+        )
+    return arr
+
+
+def capacities(
+    table: Table, totals: str, max_change: float | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far each cell may move up and down (0 for cells that may not move)."""
+    x = table.values
+    up = np.maximum(table.upper_bounds - x, 0.0)
+    down = np.maximum(x - table.lower_bounds, 0.0)
+    frozen = fixed_cells(table)
+    other = ~table.primary
+    if totals == "fixed":
+        frozen = frozen | (table.is_total & other)
+    elif totals == "grand" and table.is_total[0]:  # cell 0: every dimension at its root
+        frozen = frozen.copy()
+        frozen[0] = frozen[0] or bool(other[0])
+    if max_change is not None:
+        share = float(max_change) * np.abs(x)
+        up = np.where(other, np.minimum(up, share), up)
+        down = np.where(other, np.minimum(down, share), down)
+    return np.where(frozen, 0.0, up), np.where(frozen, 0.0, down)
+
+
+@dataclass
+class Model:
+    """The matrices of Castro's model over ``[z+ (n), z- (n), y (k)]``."""
+
+    cost: np.ndarray
+    rows: sp.csr_matrix
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    integrality: np.ndarray
+
+
+def build_model(
+    table: Table,
+    w: np.ndarray,
+    cap_up: np.ndarray,
+    cap_down: np.ndarray,
+    lvl_up: np.ndarray,
+    lvl_down: np.ndarray,
+    prim: np.ndarray,
+    integer: bool,
+) -> Model:
+    n, k = table.n_cells, prim.size
+    m = table.constraint_matrix
+    # a primary's move is bounded by its bounds; where those are infinite, by the whole
+    # table plus every level (no least adjustment moves one cell further than that)
+    big = float(np.abs(table.values).sum()) + float(lvl_up.sum() + lvl_down.sum()) + 1.0
+    big_up = np.minimum(cap_up[prim], big)
+    big_down = np.minimum(cap_down[prim], big)
+    sel = sp.csr_matrix((np.ones(k), (np.arange(k), prim)), shape=(k, n))
+    ydiag = sp.diags_array
+    eq = sp.hstack([m, -m, sp.csr_matrix((m.shape[0], k))])
+    blocks = [
+        eq,  # the relations
+        sp.hstack([sel, sp.csr_matrix((k, n)), -ydiag(lvl_up[prim])]),  # z+ >= upl y
+        sp.hstack([sel, sp.csr_matrix((k, n)), -ydiag(big_up)]),  # z+ <= U y
+        sp.hstack([sp.csr_matrix((k, n)), sel, ydiag(lvl_down[prim])]),  # z- >= lpl (1-y)
+        sp.hstack([sp.csr_matrix((k, n)), sel, ydiag(big_down)]),  # z- <= L (1-y)
+    ]
+    r = m.shape[0]
+    inf = np.full(k, np.inf)
+    row_lo = np.r_[np.zeros(r), np.zeros(k), -inf, lvl_down[prim], -inf]
+    row_hi = np.r_[np.zeros(r), inf, np.zeros(k), inf, big_down]
+    hi_up, hi_down = cap_up.copy(), cap_down.copy()
+    hi_up[prim], hi_down[prim] = big_up, big_down
+    # a direction the bounds leave too little room for is closed: fix the binary
+    y_lo = (lvl_down[prim] > big_down).astype(float)
+    y_hi = (lvl_up[prim] <= big_up).astype(float)
+    return Model(
+        cost=np.r_[w, w, np.zeros(k)],
+        rows=sp.vstack(blocks).tocsr(),
+        row_lo=row_lo,
+        row_hi=row_hi,
+        lo=np.r_[np.zeros(2 * n), y_lo],
+        hi=np.r_[hi_up, hi_down, y_hi],
+        integrality=np.r_[np.full(2 * n, 1 if integer else 0), np.ones(k)].astype(np.int8),
+    )
+
+
+def solve(model: Model, options: dict[str, Any], y_fixed: np.ndarray | None = None) -> Any:
+    from scipy.optimize import Bounds, LinearConstraint, milp  # (on first use)
+
+    lo, hi, integrality = model.lo, model.hi, model.integrality
+    if y_fixed is not None:  # the directions are given: no binaries left
+        k = y_fixed.size
+        lo, hi = lo.copy(), hi.copy()
+        lo[lo.size - k :] = y_fixed
+        hi[hi.size - k :] = y_fixed
+        integrality = integrality.copy()
+        integrality[integrality.size - k :] = 0
+    return milp(
+        model.cost,
+        constraints=[LinearConstraint(model.rows, model.row_lo, model.row_hi)],
+        bounds=Bounds(lo, hi),
+        integrality=integrality,
+        options=options,
+    )
