@@ -107,6 +107,34 @@ def test_a_bound_closes_a_direction() -> None:
     assert res.adjusted.tolist() == [12.0, 6.0, 6.0]
 
 
+# The CTA example of the tau-ARGUS 4.1 manual, section 2.13 (benchmarks.md A4): margins kept,
+# (M2,P3) = 40 with levels 5; the manual's two optimal tables, one per direction.
+TAU_INNER = np.array([[20, 24, 28], [38, 38, 40], [40, 39, 42]])
+TAU_DOWN = [[15, 24, 33], [43, 38, 35], [40, 39, 42]]
+TAU_UP = [[25, 24, 23], [33, 38, 45], [40, 39, 42]]
+
+
+def _tau_table(upper: float, lower: float) -> Table:
+    t = Table.from_array(
+        with_margins(TAU_INNER), {"m": ["M1", "M2", "M3"], "p": ["P1", "P2", "P3"]}
+    )
+    return _levels_set(t, t.cell(m="M2", p="P3"), upper=upper, lower=lower)
+
+
+@pytest.mark.parametrize(
+    ("upper", "lower", "expected"),
+    [(5, 5, None), (5, 40, TAU_UP), (1000, 5, TAU_DOWN)],
+)
+def test_tau_argus_manual_example(upper: float, lower: float, expected: object) -> None:
+    # tau-ARGUS weighs a change by the cell's value (its default cost: the response)
+    res = adjust_controlled(_tau_table(upper, lower), weights="value", totals="fixed")
+    inner = res.adjusted.reshape(4, 4)[1:, 1:].tolist()
+    assert inner in ([TAU_DOWN, TAU_UP] if expected is None else [expected])
+    assert res.adjusted.reshape(4, 4)[0].tolist() == [309, 98, 101, 110]
+    assert res.distance == 5 * (20 + 28 + 38 + 40)  # both directions cost the same
+    assert res.audit().ok
+
+
 def test_sliding_level_counts_both_ways() -> None:
     t = _marked([7, 4, 3], {"x": ["a", "b"]}, [{"x": "a"}], sliding=2)
     res = adjust_controlled(t, weights="unity", totals="fixed")

@@ -58,19 +58,21 @@ def fixed_cells(table: Table) -> np.ndarray:
 
 
 def cell_weights(table: Table, weights: Any) -> np.ndarray:
+    """The weight of each cell's change: "inverse" (1 / value), "unity", "value" or given."""
     if isinstance(weights, str):
         if weights == "unity":
             return np.ones(table.n_cells)
         size = np.abs(table.values)
-        # 1 / value (a relative change); a zero cell weighs as much as the smallest non-zero
-        # one, so that zeros stay zero where a non-zero cell can take the change
+        # a zero cell counts as the smallest non-zero one: with 1 / value it is then the
+        # dearest to move (zeros stay zero where a non-zero cell can take the change)
         smallest = float(size[size > 0].min()) if np.any(size > 0) else 1.0
-        return 1.0 / np.where(size > 0, size, smallest)
+        size = np.where(size > 0, size, smallest)
+        return size if weights == "value" else 1.0 / size
     arr = np.asarray(weights, dtype=float).ravel()
     if arr.size != table.n_cells or not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise ParameterError(
-            "The 'weights' parameter of ControlledAdjustment must be 'inverse', 'unity' or "
-            "an array of non-negative finite numbers, one per cell."
+            "The 'weights' parameter of ControlledAdjustment must be 'inverse', 'unity', "
+            "'value' or an array of non-negative finite numbers, one per cell."
         )
     return arr
 

@@ -42,7 +42,9 @@ Examples
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -300,6 +302,27 @@ class AdjustmentResult:
             pl.Series("direction", self.direction.astype(np.int8)),
         )
 
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        """Write the internal export (:meth:`to_frame`: true and published values, the moves
+        and directions) as CSV or Parquet (by suffix), atomically; for the methodologist only.
+        The table to publish is written by ``adjusted_table.write(path)``."""
+        target = Path(path)
+        suffix = target.suffix.lower()
+        if suffix not in (".csv", ".parquet"):
+            raise ParameterError("The 'path' must end in .csv or .parquet.")
+        if target.is_dir():
+            raise ParameterError(f"The 'path' {str(target)!r} is a directory; give a file name.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        from sdckit.io import atomic_path
+
+        frame = self.to_frame()
+        with atomic_path(target) as tmp:
+            if suffix == ".csv":
+                frame.write_csv(tmp)
+            else:
+                frame.write_parquet(tmp)
+        return target
+
     def summary(self) -> Summary:
         """Primaries moved up and down, cells changed, the distance, the audit."""
         diff = self.adjusted - self.table.values
@@ -340,9 +363,10 @@ class ControlledAdjustment(TableMethod):
 
     Parameters
     ----------
-    weights : {"inverse", "unity"} or array_like, default "inverse"
-        The weight of a cell's change in the distance: ``1 / |value|`` (relative changes; a
-        zero cell weighs as the smallest non-zero one), 1, or one weight per cell.
+    weights : {"inverse", "unity", "value"} or array_like, default "inverse"
+        The weight of a cell's change in the distance: ``1 / |value|`` (relative changes),
+        1, ``|value|`` (tau-ARGUS's default cost, the response variable: small cells move
+        first), or one weight per cell; a zero cell counts as the smallest non-zero one.
     totals : {"free", "fixed", "grand"}, default "free"
         Whether the totals that are not primary may move, keep their values, or only the
         grand total keeps its value.
@@ -382,9 +406,9 @@ class ControlledAdjustment(TableMethod):
     )
     parameters: ClassVar[dict[str, Param]] = {
         "weights": Param(
-            Options("inverse", "unity"),
+            Options("inverse", "unity", "value"),
             Instance((np.ndarray, pl.Series, list, tuple), "an array of weights, one per cell"),
-            help="weight of a cell's change: 1 / value, 1, or one weight per cell",
+            help="weight of a cell's change: 1 / value, 1, the value, or one weight per cell",
         ),
         "totals": Param(
             Options("free", "fixed", "grand"),
