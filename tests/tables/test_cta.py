@@ -353,3 +353,39 @@ def test_reruns_give_the_same_table() -> None:
     a = adjust_controlled(t, node_limit=50)
     b = ControlledAdjustment(node_limit=50).apply(t)
     assert np.array_equal(a.adjusted, b.adjusted) and np.array_equal(a.direction, b.direction)
+
+
+def test_a_node_limit_that_cuts_the_search_says_so() -> None:
+    rng = np.random.default_rng(19)  # a 5 x 6 table whose search needs about ten nodes
+    inner = rng.integers(1, 50, size=(5, 6))
+    t = Table.from_array(
+        with_margins(inner), {"r": list("abcde"), "c": list("uvwxyz")}, kind="magnitude"
+    )
+    cells = rng.choice(np.flatnonzero(~t.is_total), 8, replace=False).tolist()
+    t = apply_rules(t, MarkedCells(cells=cells, upper=7, lower=5))
+    cut = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1)
+    full = adjust_controlled(t, weights="unity", gap=0.0)
+    assert full.optimal and full.stopped is None and full.details["nodes"] > 1
+    assert cut.stopped == "node_limit" and not cut.optimal
+    assert cut.audit().ok  # still protected and additive, only maybe farther
+    assert cut.distance >= full.distance - 1e-9
+    assert any("node_limit" in note for note in cut.summary().notes)
+    again = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1)
+    assert np.array_equal(again.adjusted, cut.adjusted)  # a count, not the clock
+
+
+def test_relaxed_directions_on_a_table_the_relaxation_cannot_guide() -> None:
+    # eight primaries with equal levels: the relaxation puts every y at 1/2; the dive still
+    # finds an adjustment, no better than the exact one
+    rng = np.random.default_rng(19)
+    inner = rng.integers(1, 50, size=(5, 6))
+    t = Table.from_array(
+        with_margins(inner), {"r": list("abcde"), "c": list("uvwxyz")}, kind="magnitude"
+    )
+    cells = rng.choice(np.flatnonzero(~t.is_total), 8, replace=False).tolist()
+    t = apply_rules(t, MarkedCells(cells=cells, upper=6, lower=6))
+    fast = adjust_controlled(t, direction="relaxed")
+    exact = adjust_controlled(t, gap=0.0)
+    assert fast.audit().ok and not fast.details["fallback"] and not fast.optimal
+    assert fast.distance >= exact.distance - 1e-9
+    assert np.count_nonzero(fast.direction) == 8

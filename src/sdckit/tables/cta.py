@@ -58,6 +58,7 @@ from sdckit.tables._cta_model import (
     build_model,
     capacities,
     cell_weights,
+    dive,
     fixed_cells,
     levels,
     readd,
@@ -490,20 +491,21 @@ class ControlledAdjustment(TableMethod):
         res = None
         heuristic = False
         if self.direction == "relaxed" and k:
-            relax_model = replace(model, integrality=np.zeros_like(model.integrality))
-            relaxed = solve(relax_model, options)
-            if relaxed.x is not None:
-                y = (relaxed.x[-k:] >= 0.5).astype(float)
-                y = np.clip(y, model.lo[-k:], model.hi[-k:])
+            # the dearest primaries choose first
+            order = np.argsort(-w[prim] * np.minimum(lvl_up[prim], lvl_down[prim]), kind="stable")
+            y = dive(model, options, order)
+            if y is not None:
                 res = solve(model, options, y_fixed=y)
-                if res.x is None:
-                    res = None
+                res = res if res.x is not None else None
                 heuristic = res is not None
             details["fallback"] = res is None
         if res is None:
             res = solve(model, options)
+        # HiGHS's node limit comes back as scipy's status 4 ("not recognised"), with or
+        # without a solution: the node limit is what stopped a run that ended otherwise
+        cut = res.status != 0 and self.node_limit is not None
         if res.x is None:
-            if res.status == 1:
+            if cut and res.status not in (2, 3):
                 raise InfeasibleError(
                     "The node limit ('node_limit') ended the search before any adjustment was "
                     "found; raise it or use direction='relaxed'."
@@ -520,7 +522,7 @@ class ControlledAdjustment(TableMethod):
         y = np.round(res.x[2 * n :])
         direction = np.zeros(n, dtype=np.int8)
         direction[prim] = np.where(y > 0.5, 1, -1)
-        stopped = "node_limit" if res.status == 1 else None
+        stopped = "node_limit" if cut else None
         details["nodes"] = int(getattr(res, "mip_node_count", 0) or 0)
         return AdjustmentResult(
             table=table,
