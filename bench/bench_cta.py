@@ -4,9 +4,10 @@ Run as ``.venv/bin/python bench/bench_cta.py [--quick]``.  Prints a markdown tab
 
 The tables are those of ``bench_tables.py`` (seeded synthetic business microdata aggregated
 to region > district x section > division x size group > size class, turnover, p% rule with
-p = 15 and minimum frequency 3).  Each is adjusted with Castro's exact model (``direction =
-"optimal"``) and with the fast heuristic (``"relaxed"``: directions fixed from the LP
-relaxation), totals free and with the grand total kept: time, the weighted distance (weights
+p = 15 and minimum frequency 3).  Each is adjusted with the fast heuristic (``direction =
+"relaxed"``: directions fixed by a dive on the LP relaxation) and with Castro's exact model
+(``"optimal"``, stopped at ``NODES`` branch-and-bound nodes), totals free and with the grand
+total kept: time, the weighted distance (weights
 1 / value), the total absolute change, the cells changed, the nodes, and the after-the-fact
 audit (every primary moved by its level, every relation, every bound).
 """
@@ -20,6 +21,10 @@ import numpy as np
 
 from bench_tables import make_table
 from sdckit.tables import MinFrequency, PPercent, Table, adjust_controlled, apply_rules
+
+#: The exact model's node limit (a count: the same table on any machine); on these tables
+#: its relaxation is weak (every binary at 1/2), so the search rarely closes its gap.
+NODES = 50
 
 SIZES = {
     "small": (3_000, ((3, 3), (3, 3), (2, 2))),
@@ -58,9 +63,9 @@ def main() -> None:
             f"{name}: {table.n_cells:,} cells, {int(table.primary.sum()):,} primaries, "
             f"{table.constraint_matrix.shape[0]:,} relations"
         )
-        for direction in ("optimal", "relaxed"):
-            for totals in ("free", "grand"):
-                _row(label, table, direction=direction, totals=totals)
+        for totals in ("free", "grand"):
+            _row(label, table, direction="relaxed", totals=totals)
+            _row(label, table, direction="optimal", totals=totals, node_limit=NODES)
 
 
 if __name__ == "__main__":
