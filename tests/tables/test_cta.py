@@ -369,6 +369,10 @@ def test_a_node_limit_that_cuts_the_search_says_so() -> None:
     assert cut.stopped == "node_limit" and not cut.optimal
     assert cut.audit().ok  # still protected and additive, only maybe farther
     assert cut.distance >= full.distance - 1e-9
+    # a cut search is never farther than the dive of direction="relaxed"
+    fast = adjust_controlled(t, weights="unity", gap=0.0, direction="relaxed")
+    assert cut.distance <= fast.distance + 1e-9
+    assert "dive_closer" in cut.details
     assert any("node_limit" in note for note in cut.summary().notes)
     again = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1)
     assert np.array_equal(again.adjusted, cut.adjusted)  # a count, not the clock

@@ -353,6 +353,15 @@ class AdjustmentResult:
 
 
 # ----------------------------------------------------------------------------- the method
+def _dive_solve(model: Any, options: dict[str, Any], order: np.ndarray) -> Any:
+    """The adjustment with the directions of the dive (:func:`dive`), or None."""
+    y = dive(model, options, order)
+    if y is None:
+        return None
+    res = solve(model, options, y_fixed=y)
+    return res if res.x is not None else None
+
+
 class ControlledAdjustment(TableMethod):
     """Controlled tabular adjustment (CTA): every cell published, the primaries moved.
 
@@ -383,7 +392,10 @@ class ControlledAdjustment(TableMethod):
         rounded up).  Default: for count tables.
     node_limit : int, optional
         Branch-and-bound nodes allowed (a count, so a rerun gives the same table); the
-        result says when it cut the search.  None: no limit.
+        result says when it cut the search, and the dive of ``"relaxed"`` then runs too
+        and its table is taken when it is closer.  None: no limit (on tables with more than
+        a few dozen primaries the exact search can take hours: set a limit, or use
+        ``"relaxed"``).
     gap : float, default 1e-4
         Relative optimality gap at which the search stops.
 
@@ -488,22 +500,24 @@ class ControlledAdjustment(TableMethod):
             "relations": table.constraint_matrix.shape[0],
             "fallback": False,
         }
+        # the dearest primaries choose their direction first in the dive
+        order = np.argsort(-w[prim] * np.minimum(lvl_up[prim], lvl_down[prim]), kind="stable")
         res = None
         heuristic = False
         if self.direction == "relaxed" and k:
-            # the dearest primaries choose first
-            order = np.argsort(-w[prim] * np.minimum(lvl_up[prim], lvl_down[prim]), kind="stable")
-            y = dive(model, options, order)
-            if y is not None:
-                res = solve(model, options, y_fixed=y)
-                res = res if res.x is not None else None
-                heuristic = res is not None
+            res = _dive_solve(model, options, order)
+            heuristic = res is not None
             details["fallback"] = res is None
         if res is None:
             res = solve(model, options)
         # HiGHS's node limit comes back as scipy's status 4 ("not recognised"), with or
         # without a solution: the node limit is what stopped a run that ended otherwise
-        cut = res.status != 0 and self.node_limit is not None
+        cut = res.status != 0 and self.node_limit is not None and not heuristic
+        if cut and k:  # the search was cut short: the dive's table if it is closer
+            dived = _dive_solve(model, options, order)
+            better = dived is not None and (res.x is None or dived.fun < res.fun - NOISE)
+            details["dive_closer"] = bool(better)
+            res = dived if better else res
         if res.x is None:
             if cut and res.status not in (2, 3):
                 raise InfeasibleError(
@@ -524,13 +538,14 @@ class ControlledAdjustment(TableMethod):
         direction[prim] = np.where(y > 0.5, 1, -1)
         stopped = "node_limit" if cut else None
         details["nodes"] = int(getattr(res, "mip_node_count", 0) or 0)
+        optimal = res.status == 0 and not heuristic and not details.get("dive_closer")
         return AdjustmentResult(
             table=table,
             adjusted=adjusted,
             direction=direction,
             weights=w,
             distance=float(np.sum(w * np.abs(adjusted - table.values))),
-            optimal=res.status == 0 and not heuristic,
+            optimal=optimal,
             protection=self,
             stopped=stopped,
             details=details,
