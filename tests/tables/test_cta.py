@@ -319,6 +319,11 @@ def test_every_adjustment_passes_its_audit(table: Table) -> None:
     moved = res.adjusted - table.values
     assert np.all(np.sign(moved[table.primary]) == res.direction[table.primary])
     assert res.distance == pytest.approx(float(np.abs(moved).sum()))
+    # the audit sees a primary put back at its true value (and the relations it breaks)
+    first = int(np.flatnonzero(table.primary)[0])
+    back = res.adjusted.copy()
+    back[first] = table.values[first]
+    assert first in audit_adjustment(table, back).under_protected.tolist()
 
 
 @SETTINGS
