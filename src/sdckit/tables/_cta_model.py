@@ -193,7 +193,7 @@ def solve(
     )
 
 
-def dive(model: Model, options: dict[str, Any], order: np.ndarray) -> np.ndarray | None:
+def dive(model: Model, order: np.ndarray) -> np.ndarray | None:
     """Directions for every primary by diving on the linear relaxation (Castro's heuristic of
     fixing the binaries, made safe): the primaries, in ``order``, each get the direction whose
     relaxation (the earlier directions fixed) is cheaper; a direction the relaxation already
@@ -202,28 +202,46 @@ def dive(model: Model, options: dict[str, Any], order: np.ndarray) -> np.ndarray
     model decides then).
 
     The relaxation of CTA alone is no guide (``y = 1/2`` lets a primary's two moves cancel),
-    hence one or two linear programs per primary: cheap next to the mixed-integer search.
+    hence one or two linear programs per primary, each warm-started from the last basis by
+    HiGHS (one model, its bounds changed): cheap next to the mixed-integer search.
     """
-    k = model.lo.size - 2 * model.n_cells
+    import highspy
+
+    from sdckit.tables._lp import new_highs
+    from sdckit.tables._lp import solve as run
+
+    optimal = highspy.HighsModelStatus.kOptimal
+    base = 2 * model.n_cells
+    k = model.lo.size - base
     y_lo, y_hi = model.lo[-k:].copy(), model.hi[-k:].copy()
-    res = solve(model, options, relaxed=True, y_lo=y_lo, y_hi=y_hi)
-    if res.x is None:
+    h = new_highs(model.rows, model.row_lo, model.row_hi, model.lo, model.hi, model.cost)
+
+    def fix(j: int, value: float) -> bool:
+        col = np.array([base + j], dtype=np.int32)
+        h.changeColsBounds(1, col, np.array([value]), np.array([value]))
+        return run(h) == optimal
+
+    if run(h) != optimal:
         return None
+    x = np.asarray(h.getSolution().col_value)
     for j in order.tolist():
         if y_lo[j] == y_hi[j]:
             continue
-        y = float(res.x[2 * model.n_cells + j])
-        if abs(y - round(y)) < NOISE:  # the relaxation already chose: keep it
+        y = float(x[base + j])
+        if abs(y - round(y)) < NOISE:  # the relaxation already chose: keep it (no solve)
             y_lo[j] = y_hi[j] = round(y)
+            col = np.array([base + j], dtype=np.int32)
+            h.changeColsBounds(1, col, np.array([y_lo[j]]), np.array([y_hi[j]]))
             continue
-        best = None
+        costs = {}
         for choice in (1.0, 0.0):
-            y_lo[j] = y_hi[j] = choice
-            trial = solve(model, options, relaxed=True, y_lo=y_lo, y_hi=y_hi)
-            if trial.x is not None and (best is None or trial.fun < best[1].fun - NOISE):
-                best = (choice, trial)
-        if best is None:
+            if fix(j, choice):
+                costs[choice] = float(h.getInfo().objective_function_value)
+        if not costs:
             return None
-        y_lo[j] = y_hi[j] = best[0]
-        res = best[1]
+        best = min(costs, key=lambda c: (costs[c], -c))  # a tie goes up
+        if best != 0.0 and not fix(j, best):  # the last solve was the other direction
+            return None
+        y_lo[j] = y_hi[j] = best
+        x = np.asarray(h.getSolution().col_value)
     return y_lo

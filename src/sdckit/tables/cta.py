@@ -355,7 +355,7 @@ class AdjustmentResult:
 # ----------------------------------------------------------------------------- the method
 def _dive_solve(model: Any, options: dict[str, Any], order: np.ndarray) -> Any:
     """The adjustment with the directions of the dive (:func:`dive`), or None."""
-    y = dive(model, options, order)
+    y = dive(model, order)
     if y is None:
         return None
     res = solve(model, options, y_fixed=y)
