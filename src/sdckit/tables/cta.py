@@ -18,9 +18,11 @@ With deviations ``z+ , z- >= 0`` and a binary ``y_p`` per primary (1: up), Castr
 ``upper_bounds``: a non-negative table stays non-negative), at zero for cells that may not move
 (empty cells, cells marked protected, fixed totals) and, with ``max_change``, within a share of
 the cell's value.  ``direction="optimal"`` solves this mixed-integer model (HiGHS through
-:func:`scipy.optimize.milp`); ``direction="relaxed"`` is Castro's fast heuristic: the directions
-are fixed from the linear relaxation (``y_p >= 1/2``: up) and one linear program (or, with
-integer deviations, one model without binaries) gives the rest.  The work is bounded by counts,
+:func:`scipy.optimize.milp`); ``direction="relaxed"`` is the fast heuristic Castro describes, fixing
+the directions first: a dive on the linear relaxation gives each primary in turn the cheaper
+direction (the relaxation alone is no guide: at ``y_p = 1/2`` a primary's two moves cancel),
+then one linear program (or, with integer deviations, one model without binaries) gives the
+rest.  The work is bounded by counts,
 never by the clock (``node_limit``), so a rerun gives the same table.
 
 :func:`audit_adjustment` checks a published table after the fact: every primary at least its
@@ -385,8 +387,9 @@ class ControlledAdjustment(TableMethod):
         at zero); None: no limit besides its bounds.
     direction : {"optimal", "relaxed"}, default "optimal"
         Choose each primary's direction in the mixed-integer model (least distance), or fix
-        them from its linear relaxation and solve once without binaries (fast; falls back
-        on the exact model when the fixed directions leave no adjustment).
+        them by a dive on its linear relaxation (each primary in turn, the dearest first,
+        takes the cheaper direction) and solve once without binaries (fast, not always the
+        least distance; falls back on the exact model when the dive finds no adjustment).
     integer : bool, optional
         Move cells by whole units (the published table keeps integer values; levels are
         rounded up).  Default: for count tables.
@@ -433,7 +436,7 @@ class ControlledAdjustment(TableMethod):
         ),
         "direction": Param(
             Options("optimal", "relaxed"),
-            help="choose the primaries' directions exactly (MILP) or fix them from the LP "
+            help="choose the primaries' directions exactly (MILP) or one by one on the LP "
             "relaxation (fast)",
         ),
         "integer": Param(
