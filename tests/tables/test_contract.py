@@ -1,11 +1,11 @@
 """The shared contract every sensitivity rule and table method must meet.
 
 Every class registered in ``registry("rule")`` (sensitivity rules) and ``registry("table")``
-(secondary suppression, rounding) is run on its own contract example: the declaration equals the
-keyword-only signature, every parameter has a help line and an admissible default, the input
-table is untouched, clone and set_params give the same result, the function twin gives the
-same result as the class, and the declared constraints reject wrong values with an error
-naming the class and the parameter.
+(secondary suppression, rounding, adjustment) is run on its own contract example: the
+declaration equals the keyword-only signature, every parameter has a help line and an
+admissible default, the input table is untouched, clone and set_params give the same result,
+the function twin gives the same result as the class, and the declared constraints reject
+wrong values with an error naming the class and the parameter.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from sdckit import SdcError
 from sdckit.errors import ParameterError
 from sdckit.protection import Param, Parameterised, clone, get_method, registry, snake_name
 from sdckit.tables import (
+    AdjustmentResult,
     RoundingResult,
     RuleOutcome,
     SensitivityRule,
     SuppressionResult,
     Table,
     TableMethod,
+    adjust_controlled,
     round_controlled,
     round_deterministic,
     round_random,
@@ -62,6 +64,7 @@ JOB_NAMES = {
         "controlled": "ControlledRounding",
         "small_cells": "SmallCellRounding",
         "adjustment": "SmallCellAdjustment",
+        "cta": "ControlledAdjustment",
     },
 }
 
@@ -75,6 +78,7 @@ TWINS = {
     "ControlledRounding": round_controlled,
     "SmallCellRounding": round_small_cells,
     "SmallCellAdjustment": small_cell_adjustment,
+    "ControlledAdjustment": adjust_controlled,
 }
 
 
@@ -96,6 +100,8 @@ def _fingerprint(result: Any) -> tuple[Any, ...]:
         scalars = {k: v for k, v in result.details.items() if np.isscalar(v)}
         t = result.table
         return (t.status, t.values, result.n_secondary, result.cost, result.optimal, scalars)
+    if isinstance(result, AdjustmentResult):
+        return (result.adjusted, result.direction, result.distance, result.optimal)
     assert isinstance(result, RoundingResult), type(result)
     return (result.rounded, result.base, result.method)
 
@@ -144,7 +150,7 @@ def test_base_class_and_family(family: str, name: str) -> None:
     assert cls.family == family
     assert cls.name and isinstance(cls.name, str)
     if family == "table":
-        assert cls.kind in ("suppression", "rounding")
+        assert cls.kind in ("suppression", "rounding", "adjustment")
 
 
 # ------------------------------------------------------------------ declared parameters
@@ -195,6 +201,10 @@ def test_example_runs_and_leaves_the_table_alone(family: str, name: str) -> None
         assert isinstance(result, SuppressionResult)
         assert result.n_secondary > 0
         assert result.table.primary.sum() == table.primary.sum()
+    elif method.kind == "adjustment":
+        assert isinstance(result, AdjustmentResult)
+        assert result.audit().ok
+        assert np.count_nonzero(result.direction) == table.primary.sum()
     else:
         assert isinstance(result, RoundingResult)
         assert result.rounded.shape == (table.n_cells,)

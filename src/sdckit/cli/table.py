@@ -79,7 +79,12 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
                 "rank test over the records' code combinations (exact disclosure only)",
                 "passed" if computable == 0 else f"FAILED ({computable} primaries computable)",
             )
-    if checked.intervals == "rank":
+    if result.method == "cta":  # controlled tabular adjustment: its own audit
+        summary.add_row(
+            "audit of the adjustment",
+            "every primary moved by its level, the table adds up" if checked.ok else "FAILED",
+        )
+    elif checked.intervals == "rank":
         summary.add_row(
             "audit: rank test (exact disclosure only, protection levels not asked)",
             "no primary computable" if checked.ok else "FAILED",

@@ -24,7 +24,7 @@ END = "<!-- methods:end -->"
 _FAMILIES = (
     ("microdata", "Microdata methods (`[[steps]]` and `[[ru_map.candidates]]`, key `method`)"),
     ("rule", "Sensitivity rules of table jobs (`[[rules]]`, key `rule`)"),
-    ("table", "Secondary suppression of table jobs (`[suppression]`, key `method`)"),
+    ("table", "Secondary suppression and adjustment of table jobs (`[suppression]`, key `method`)"),
 )
 
 
@@ -39,7 +39,8 @@ def methods_markdown() -> str:
         classes = {
             name: cls
             for name, cls in registry(family).items()
-            if family != "table" or getattr(cls, "kind", "suppression") == "suppression"
+            if family != "table"
+            or getattr(cls, "kind", "suppression") in ("suppression", "adjustment")
         }
         if not classes:
             continue

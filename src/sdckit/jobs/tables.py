@@ -414,6 +414,22 @@ def check_audit(params: dict[str, Any]) -> dict[str, Any]:
     return audit_params
 
 
+def _check_adjustment_job(spec: dict[str, Any], outputs: dict[str, Path | None]) -> None:
+    """A controlled tabular adjustment (``method = "cta"``) has its own audit (every primary
+    moved by its level, the relations, the bounds) and no report yet."""
+    if "audit" in spec:
+        raise ParameterError(
+            '[suppression] method = "cta" publishes every cell and is audited by its own '
+            "checks (levels, relations, bounds); remove the [audit] section."
+        )
+    reports = [k for k in ("report_internal", "report_external") if outputs.get(k)]
+    if reports:
+        raise ParameterError(
+            f'[output] {", ".join(reports)}: no report is written for method = "cta" yet; '
+            "remove it (the table and table_full outputs are written)."
+        )
+
+
 def load_table_job(path: str | Path) -> TableJob:
     """Read and validate a table job file; raise an :class:`SdcError` for anything wrong."""
     job_path, spec = read_toml(path)
@@ -446,13 +462,15 @@ def load_table_job(path: str | Path) -> TableJob:
             "computable)."
         )
     cls = method_class(name, "[suppression]", "table")
-    if getattr(cls, "kind", "suppression") != "suppression":
+    if getattr(cls, "kind", "suppression") not in ("suppression", "adjustment"):
         raise ParameterError(
             f"[suppression] {name!r} is a rounding method; choose a secondary suppression "
-            "method: hypercube, modular, optimal or gauss."
+            "method: hypercube, modular, optimal or gauss (or the adjustment: cta)."
         )
     suppression = instantiate(cls, supp, "[suppression]")
     audit_params = None
+    if getattr(cls, "kind", "") == "adjustment":
+        _check_adjustment_job(spec, outputs)
     if "audit" in spec:
         audit_params = check_audit(table_of(spec["audit"], "audit"))
     title = spec.get("title", "Table protection")
@@ -577,6 +595,8 @@ def protect_table(
     (SuppressionResult, AuditResult or None)
     """
     result = _suppress(method, marked, progress)
+    if getattr(method, "kind", "") == "adjustment":  # CTA: its own audit (levels, relations)
+        return result, result.audit()
     checked = None if audit_params is None else _audit(result.table, audit_params, progress)
     return result, checked
 
@@ -641,14 +661,19 @@ def write_table_outputs(
     (Table, list of Path, list of Path)
         The table with the audit's verdict, the files written, the files withheld.
     """
-    protected_table = checked.table  # carries the audit's verdict
+    from sdckit.tables import AdjustmentResult
+
+    adjusted = isinstance(result, AdjustmentResult)
+    # the table with the audit's verdict (for CTA: the adjusted values, every cell published)
+    protected_table = result.adjusted_table if adjusted else checked.table
     if not joint_ok:
         protected_table = protected_table.with_verdict(False)
     publish = bool(checked.ok) and joint_ok
     written: list[Path] = []
     withheld: list[Path] = []
-    if table_full is not None:
-        written.append(protected_table.write(table_full, published=False))
+    if table_full is not None:  # CTA's internal export: true and published values
+        full = result.write(table_full) if adjusted else None
+        written.append(full or protected_table.write(table_full, published=False))
     if table is not None:
         if publish:
             written.append(protected_table.write(table, published=True))
@@ -797,6 +822,11 @@ def run_table_jobs(
             if len(group) == 1:
                 done[group[0]] = _protect_one(jobs[group[0]], progress)
                 continue
+            if any(getattr(jobs[k].suppression, "kind", "") == "adjustment" for k in group):
+                raise ParameterError(
+                    'tables of one file share cells, and method = "cta" adjusts one table '
+                    "at a time; run these jobs one by one or choose a suppression method."
+                )
             start = time.perf_counter()
             report("Linked tables", 0, 2)
             marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]

@@ -1,9 +1,10 @@
 """Statistical tables: model, sensitivity rules, suppression, audit, rounding, cell key.
 
 Sensitivity rules (:class:`SensitivityRule`, ``registry("rule")``) and table methods
-(:class:`TableMethod`: secondary suppression and rounding, ``registry("table")``) follow the
-protection contract of :mod:`sdckit.protection`; each table method has a function twin
-(:class:`HypercubeSuppression` and :func:`suppress_hypercube`, ...).
+(:class:`TableMethod`: secondary suppression, rounding and controlled tabular adjustment,
+``registry("table")``) follow the protection contract of :mod:`sdckit.protection`; each table
+method has a function twin (:class:`HypercubeSuppression` and :func:`suppress_hypercube`,
+...).
 """
 
 from sdckit.tables._audit import AuditResult, audit, singleton_violations
@@ -24,6 +25,13 @@ from sdckit.tables.cellkey_magnitude import (
     default_magnitude_ptable,
     flex_function,
     scrambled_keys,
+)
+from sdckit.tables.cta import (
+    AdjustmentAudit,
+    AdjustmentResult,
+    ControlledAdjustment,
+    adjust_controlled,
+    audit_adjustment,
 )
 from sdckit.tables.hierarchy import Hierarchy
 from sdckit.tables.linked import LinkedAudit, LinkedProtection, LinkedTables
@@ -86,11 +94,14 @@ from sdckit.tables.table import CellStatus, Table
 __all__ = [
     "EMPTY_SYMBOL",
     "SUPPRESSED_SYMBOL",
+    "AdjustmentAudit",
+    "AdjustmentResult",
     "AuditResult",
     "CellKeyMagnitudeResult",
     "CellKeyMagnitudes",
     "CellKeyResult",
     "CellStatus",
+    "ControlledAdjustment",
     "ControlledRounding",
     "DeterministicRounding",
     "Dominance",
@@ -125,8 +136,10 @@ __all__ = [
     "TableMethod",
     "UnionAudit",
     "ZeroCells",
+    "adjust_controlled",
     "apply_rules",
     "audit",
+    "audit_adjustment",
     "audit_rounding",
     "cell_key_counts",
     "cell_key_magnitudes",

@@ -34,8 +34,9 @@ class TableMethod(Parameterised, ABC):
     family: ClassVar[str | None] = "table"
     #: The name used in job files (``"hypercube"``); set by every concrete method.
     alias: ClassVar[str]
-    #: What :meth:`apply` does: ``"suppression"`` (gives a SuppressionResult) or ``"rounding"``
-    #: (gives a RoundingResult); a job's ``[suppression]`` section takes suppression methods.
+    #: What :meth:`apply` does: ``"suppression"`` (gives a SuppressionResult), ``"rounding"``
+    #: (gives a RoundingResult) or ``"adjustment"`` (gives an AdjustmentResult); a job's
+    #: ``[suppression]`` section takes suppression methods and the adjustment.
     kind: ClassVar[str] = "table method"
 
     @abstractmethod
