@@ -54,9 +54,12 @@ def test_cta_job_publishes_every_cell_moved_by_its_level(tmp_path: Path, census_
     assert "every primary moved by its level" in result.stdout
     published = read_data(tmp_path / "out" / "published.csv")
     full = read_data(tmp_path / "out" / "full.csv")
-    assert published["value"].null_count() == 0 and not published["suppressed"].any()
-    assert published.height == full.height
-    assert (published["value"] == full["published"]).all()
+    assert not published["suppressed"].any() and published.height == full.height
+    # every cell published: empty cells (no contributor, never moved) by their symbol
+    empty = published["value"].is_null()
+    assert (empty == (published["symbol"] == "-").fill_null(False)).all()
+    assert (full.filter(empty)["original"] == 0).all()
+    assert (published.filter(~empty)["value"] == full.filter(~empty)["published"]).all()
     # counts stay whole and non-negative, the grand total is kept
     assert (full["published"] == full["published"].round()).all()
     assert (full["published"] >= 0).all()

@@ -50,7 +50,7 @@ def _two_by_two(**levels: float) -> Table:
 # ----------------------------------------------------------------------------- hand cases
 def test_one_dimension_fixed_total_moves_the_other_cell() -> None:
     t = _marked([7, 4, 3], {"x": ["a", "b"]}, [{"x": "a"}], upper=2, lower=3)
-    res = adjust_controlled(t, weights="unity", totals="fixed")
+    res = adjust_controlled(t, weights="unity", totals="fixed", direction="optimal")
     # up by 2 (cheaper than down by 3), b takes -2 so that the fixed total stays 7
     assert res.adjusted.tolist() == [7.0, 6.0, 1.0]
     assert res.direction.tolist() == [0, 1, 0]
@@ -58,7 +58,7 @@ def test_one_dimension_fixed_total_moves_the_other_cell() -> None:
 
 
 def test_two_by_two_with_fixed_margins_moves_the_whole_square() -> None:
-    res = adjust_controlled(_two_by_two(upper=2, lower=3), weights="unity", totals="fixed")
+    res = adjust_controlled(_two_by_two(upper=2, lower=3), weights="unity", totals="fixed", direction="optimal")
     inner = res.adjusted.reshape(3, 3)[1:, 1:]
     assert inner.tolist() == [[8.0, 2.0], [2.0, 8.0]]
     assert res.adjusted.reshape(3, 3)[0].tolist() == [20.0, 10.0, 10.0]
@@ -67,7 +67,7 @@ def test_two_by_two_with_fixed_margins_moves_the_whole_square() -> None:
 
 def test_inverse_weights_move_the_totals_instead() -> None:
     # via the totals: 2/6 + 2/10 + 2/10 + 2/20 = 0.833; inside the table: 2/6+2/4+2/4+2/6 = 1.667
-    res = adjust_controlled(_two_by_two(upper=2, lower=3))
+    res = adjust_controlled(_two_by_two(upper=2, lower=3), direction="optimal")
     grid = res.adjusted.reshape(3, 3)
     assert grid.tolist() == [[22.0, 12.0, 10.0], [12.0, 8.0, 4.0], [10.0, 4.0, 6.0]]
     assert res.distance == pytest.approx(2 / 6 + 2 / 10 + 2 / 10 + 2 / 20)
@@ -81,7 +81,7 @@ def test_grand_total_fixed_but_margins_free() -> None:
         upper=2,
         lower=3,
     )
-    res = adjust_controlled(t, totals="grand")
+    res = adjust_controlled(t, totals="grand", direction="optimal")
     # the grand total stays 20; through row a and the column totals: 2/6 + 2/4 + 2/9 + 2/11
     # = 1.237, cheaper than through column x and the row totals: 2/6 + 2/3 + 2/10 + 2/10 = 1.4
     grid = res.adjusted.reshape(3, 3)
@@ -102,7 +102,7 @@ def _levels_set(table: Table, cell: int, upper: float, lower: float, **bounds: o
 def test_a_bound_closes_a_direction() -> None:
     # down by 3 would make the cell negative: it goes up by its (larger) upper level
     t = _levels_set(Table.from_array([7, 1, 6], {"x": ["a", "b"]}), 1, upper=5, lower=3)
-    res = adjust_controlled(t, weights="unity")
+    res = adjust_controlled(t, weights="unity", direction="optimal")
     assert res.direction[1] == 1
     assert res.adjusted.tolist() == [12.0, 6.0, 6.0]
 
@@ -127,7 +127,7 @@ def _tau_table(upper: float, lower: float) -> Table:
 )
 def test_tau_argus_manual_example(upper: float, lower: float, expected: object) -> None:
     # tau-ARGUS weighs a change by the cell's value (its default cost: the response)
-    res = adjust_controlled(_tau_table(upper, lower), weights="value", totals="fixed")
+    res = adjust_controlled(_tau_table(upper, lower), weights="value", totals="fixed", direction="optimal")
     inner = res.adjusted.reshape(4, 4)[1:, 1:].tolist()
     assert inner in ([TAU_DOWN, TAU_UP] if expected is None else [expected])
     assert res.adjusted.reshape(4, 4)[0].tolist() == [309, 98, 101, 110]
@@ -137,27 +137,27 @@ def test_tau_argus_manual_example(upper: float, lower: float, expected: object) 
 
 def test_sliding_level_counts_both_ways() -> None:
     t = _marked([7, 4, 3], {"x": ["a", "b"]}, [{"x": "a"}], sliding=2)
-    res = adjust_controlled(t, weights="unity", totals="fixed")
+    res = adjust_controlled(t, weights="unity", totals="fixed", direction="optimal")
     assert abs(res.adjusted[1] - 4.0) == 2.0 and res.audit().ok
 
 
 def test_integer_moves_round_the_levels_up() -> None:
     t = _marked([7, 4, 3], {"x": ["a", "b"]}, [{"x": "a"}], upper=2.5, lower=9)
     assert t.kind == "count"
-    res = adjust_controlled(t, weights="unity", totals="fixed")
+    res = adjust_controlled(t, weights="unity", totals="fixed", direction="optimal")
     assert res.integer
     assert res.adjusted.tolist() == [7.0, 7.0, 0.0]  # a move of 3 >= 2.5
-    free = adjust_controlled(t, weights="unity", totals="fixed", integer=False)
+    free = adjust_controlled(t, weights="unity", totals="fixed", integer=False, direction="optimal")
     assert free.adjusted.tolist() == [7.0, 6.5, 0.5]
 
 
 def test_max_change_bounds_the_other_cells() -> None:
     t = _marked([30, 10, 10, 10], {"x": ["a", "b", "c"]}, [{"x": "a"}], upper=4, lower=4)
-    res = adjust_controlled(t, weights="unity", totals="fixed", max_change=0.2)
+    res = adjust_controlled(t, weights="unity", totals="fixed", max_change=0.2, direction="optimal")
     others = np.abs(res.adjusted - t.values)[2:]
     assert others.max() <= 2.0 + 1e-9 and others.sum() == pytest.approx(4.0)
     with pytest.raises(InfeasibleError, match="max_change"):
-        adjust_controlled(t, totals="fixed", max_change=0.1)
+        adjust_controlled(t, totals="fixed", max_change=0.1, direction="optimal")
 
 
 def test_empty_and_protected_cells_do_not_move() -> None:
@@ -168,14 +168,14 @@ def test_empty_and_protected_cells_do_not_move() -> None:
     empty, corner = t.cell(r="a", c="y"), t.cell(r="b", c="z")
     assert t.status[empty] == CellStatus.EMPTY
     # with fixed totals and (a,y) empty, the only cycle through (a,x) runs through (b,z)
-    res = adjust_controlled(t, weights="unity", totals="fixed")
+    res = adjust_controlled(t, weights="unity", totals="fixed", direction="optimal")
     assert res.adjusted[empty] == 0.0 and abs(res.adjusted[corner] - 2.0) == 2.0
     assert res.audit().ok
     frozen = t.mark_protected([corner])
     frozen = apply_rules(frozen, MarkedCells(cells=[{"r": "a", "c": "x"}], upper=2))
     with pytest.raises(InfeasibleError, match="No adjustment"):
-        adjust_controlled(frozen, weights="unity", totals="fixed")
-    free = adjust_controlled(frozen, weights="unity")
+        adjust_controlled(frozen, weights="unity", totals="fixed", direction="optimal")
+    free = adjust_controlled(frozen, weights="unity", direction="optimal")
     assert free.adjusted[corner] == 2.0 and free.adjusted[empty] == 0.0 and free.audit().ok
     moved = free.adjusted.copy()
     moved[corner] += 1.0  # the audit sees a frozen cell that moved
@@ -185,24 +185,24 @@ def test_empty_and_protected_cells_do_not_move() -> None:
 def test_a_primary_that_cannot_move_is_named_by_position() -> None:
     t = _marked([4, 4], {"x": Hierarchy.from_dict({"T": ["a"]})}, [{"x": "a"}], upper=1)
     with pytest.raises(InfeasibleError, match="No adjustment"):
-        adjust_controlled(t, totals="fixed")
+        adjust_controlled(t, totals="fixed", direction="optimal")
     closed = _levels_set(t, 1, 1, 1, upper_bounds=t.values, lower_bounds=t.values)
     with pytest.raises(InfeasibleError, match="either direction") as info:
-        adjust_controlled(closed)
+        adjust_controlled(closed, direction="optimal")
     assert "cell at" in str(info.value) and "4" not in str(info.value)  # no value in it
 
 
 def test_bad_weights_are_refused_with_the_parameter_named() -> None:
     with pytest.raises(ParameterError, match="'weights'"):
-        adjust_controlled(_two_by_two(upper=2), weights=[1.0, 2.0])
+        adjust_controlled(_two_by_two(upper=2), weights=[1.0, 2.0], direction="optimal")
     with pytest.raises(ParameterError, match="'weights'"):
-        adjust_controlled(_two_by_two(upper=2), weights=np.full(9, -1.0))
+        adjust_controlled(_two_by_two(upper=2), weights=np.full(9, -1.0), direction="optimal")
 
 
 def test_result_frame_summary_and_published_table(tmp_path: object) -> None:
     t = _two_by_two(upper=2, lower=3)
     before = t.values.copy()
-    res = adjust_controlled(t, weights="unity", totals="fixed")
+    res = adjust_controlled(t, weights="unity", totals="fixed", direction="optimal")
     assert np.array_equal(t.values, before)  # the input is untouched
     assert isinstance(res, AdjustmentResult) and isinstance(res.protection, ControlledAdjustment)
     assert res.method == "cta" and res.protection.get_params()["totals"] == "fixed"
@@ -309,7 +309,7 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 @given(marked_tables())
 def test_every_adjustment_passes_its_audit(table: Table) -> None:
     before = table.values.copy()
-    res = adjust_controlled(table, weights="unity", gap=0.0)
+    res = adjust_controlled(table, weights="unity", gap=0.0, direction="optimal")
     audit = res.audit()
     assert audit.ok, audit.summary()
     assert audit.additivity <= 1e-9 * max(1.0, float(np.abs(table.values).max()))
@@ -330,7 +330,7 @@ def test_every_adjustment_passes_its_audit(table: Table) -> None:
 @given(marked_tables())
 def test_the_exact_model_finds_the_least_distance(table: Table) -> None:
     w = np.ones(table.n_cells)
-    res = adjust_controlled(table, weights=w, gap=0.0)
+    res = adjust_controlled(table, weights=w, gap=0.0, direction="optimal")
     assert res.optimal
     assert res.distance == pytest.approx(_least_distance(table, w), rel=1e-6, abs=1e-6)
 
@@ -339,7 +339,7 @@ def test_the_exact_model_finds_the_least_distance(table: Table) -> None:
 @given(marked_tables(), st.sampled_from(["fixed", "grand"]))
 def test_relaxed_directions_and_fixed_totals_stay_protected(table: Table, totals: str) -> None:
     try:
-        exact = adjust_controlled(table, totals=totals, gap=0.0)
+        exact = adjust_controlled(table, totals=totals, gap=0.0, direction="optimal")
     except InfeasibleError:  # e.g. a primary total with every total around it fixed
         return
     fast = adjust_controlled(table, totals=totals, direction="relaxed")
@@ -355,8 +355,8 @@ def test_relaxed_directions_and_fixed_totals_stay_protected(table: Table, totals
 
 def test_reruns_give_the_same_table() -> None:
     t = _two_by_two(upper=2, lower=2)
-    a = adjust_controlled(t, node_limit=50)
-    b = ControlledAdjustment(node_limit=50).apply(t)
+    a = adjust_controlled(t, node_limit=50, direction="optimal")
+    b = ControlledAdjustment(node_limit=50, direction="optimal").apply(t)
     assert np.array_equal(a.adjusted, b.adjusted) and np.array_equal(a.direction, b.direction)
 
 
@@ -368,8 +368,8 @@ def test_a_node_limit_that_cuts_the_search_says_so() -> None:
     )
     cells = rng.choice(np.flatnonzero(~t.is_total), 8, replace=False).tolist()
     t = apply_rules(t, MarkedCells(cells=cells, upper=7, lower=5))
-    cut = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1)
-    full = adjust_controlled(t, weights="unity", gap=0.0)
+    cut = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1, direction="optimal")
+    full = adjust_controlled(t, weights="unity", gap=0.0, direction="optimal")
     assert full.optimal and full.stopped is None and full.details["nodes"] > 1
     assert cut.stopped == "node_limit" and not cut.optimal
     assert cut.audit().ok  # still protected and additive, only maybe farther
@@ -379,7 +379,7 @@ def test_a_node_limit_that_cuts_the_search_says_so() -> None:
     assert cut.distance <= fast.distance + 1e-9
     assert "dive_closer" in cut.details
     assert any("node_limit" in note for note in cut.summary().notes)
-    again = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1)
+    again = adjust_controlled(t, weights="unity", gap=0.0, node_limit=1, direction="optimal")
     assert np.array_equal(again.adjusted, cut.adjusted)  # a count, not the clock
 
 
@@ -394,7 +394,7 @@ def test_relaxed_directions_on_a_table_the_relaxation_cannot_guide() -> None:
     cells = rng.choice(np.flatnonzero(~t.is_total), 8, replace=False).tolist()
     t = apply_rules(t, MarkedCells(cells=cells, upper=6, lower=6))
     fast = adjust_controlled(t, direction="relaxed")
-    exact = adjust_controlled(t, gap=0.0)
+    exact = adjust_controlled(t, gap=0.0, direction="optimal")
     assert fast.audit().ok and not fast.details["fallback"] and not fast.optimal
     assert fast.distance >= exact.distance - 1e-9
     assert np.count_nonzero(fast.direction) == 8
