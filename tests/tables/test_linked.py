@@ -656,7 +656,7 @@ def test_the_atom_audit_needs_the_records(linked: LinkedTables) -> None:
 def test_the_rank_test_over_the_atoms_takes_the_zeros_as_known() -> None:
     """Column y holds only records of value 0: its published total 0 pins both zero atoms
     (values are at least 0), and then the primary (a, x) follows from its row."""
-    from sdckit.tables._linked_audit import exact_in_atoms
+    from sdckit.tables.audit._atoms import exact_in_atoms
 
     df = pl.DataFrame(
         {

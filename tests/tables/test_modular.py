@@ -20,12 +20,12 @@ from sdckit.tables import (
     PPercent,
     Table,
     _lp,
-    _rectangles,
     apply_rules,
     audit,
     suppress_modular,
     suppress_optimal,
 )
+from sdckit.tables.audit import _rectangles
 from sdckit.tables.examples import with_margins
 from sdckit.tables.suppression import _solver
 from sdckit.tables.suppression._subtables import (

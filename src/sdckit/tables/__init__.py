@@ -6,9 +6,16 @@ protection contract of :mod:`sdckit.protection`; each table method has a functio
 (:class:`HypercubeSuppression` and :func:`suppress_hypercube`, ...).
 """
 
-from sdckit.tables._audit import AuditResult, audit, singleton_violations
-from sdckit.tables._audit_extra import IntegerAudit, UnionAudit
+from sdckit.tables import audit  # the package, callable as its function audit()
 from sdckit.tables._method import TableMethod
+from sdckit.tables.audit import (
+    Audit,
+    AuditResult,
+    InsiderAudit,
+    IntegerAudit,
+    UnionAudit,
+    singleton_violations,
+)
 from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,
@@ -75,6 +82,7 @@ from sdckit.tables.suppression import (
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
+    "Audit",
     "AuditResult",
     "CellKeyResult",
     "CellStatus",
@@ -84,6 +92,7 @@ __all__ = [
     "GaussSuppression",
     "Hierarchy",
     "HypercubeSuppression",
+    "InsiderAudit",
     "IntegerAudit",
     "LinkedAudit",
     "LinkedProtection",

@@ -106,6 +106,9 @@ class Table:
     #: The units behind the cells (respondents or holdings), when built from microdata
     #: with a respondent or holding column (None: one record, one contributor).
     contributions: Contributions | None = None
+    #: The sensitivity rules that marked the primaries (:func:`~sdckit.tables.apply_rules`),
+    #: in order; the union audit judges unions of cells by them (empty: not known).
+    rules: tuple[Any, ...] = ()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -557,16 +560,21 @@ class Table:
         """
         return published_frame(self)
 
-    def write(self, path: str | os.PathLike[str], *, published: bool = True) -> Path:
+    def write(
+        self, path: str | os.PathLike[str], *, published: bool = True, verdict: Any = None
+    ) -> Path:
         """Write the table as CSV or Parquet (by suffix), atomically; create the directory.
 
         With ``published=True`` (default) the published export is written (suppressed values
         missing, one ``suppressed`` flag); it is refused with a
-        :class:`~sdckit.errors.VerificationError` when the pattern is not protected (a pattern
-        of unknown status is audited first).  ``published=False`` writes the internal export
-        with every value and status.
+        :class:`~sdckit.errors.VerificationError` unless the pattern is known to be protected:
+        by ``verdict`` (the :class:`~sdckit.tables.AuditResult` of an audit of this pattern)
+        or by :attr:`protected` (a suppression method's verdict, or the table of an audit's
+        result).  A pattern of unknown status is refused, not audited again: audit it once
+        (:func:`sdckit.tables.audit`) and give the result.  ``published=False`` writes the
+        internal export with every value and status.
         """
-        return write_table(self, path, published=published)
+        return write_table(self, path, published=published, verdict=verdict)
 
     def summary(self) -> Summary:
         """Cells, suppressions and their value."""
