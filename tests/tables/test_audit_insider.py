@@ -237,3 +237,18 @@ def test_every_methods_pattern_passes_the_insider_audit_after_the_repair(method)
     final = audit(repaired.table)
     assert final.ok and final.insider_audit.ok and repaired.protected is True
     assert (repaired.table.suppressed >= pattern.suppressed).all()  # only more suppressions
+
+
+def test_the_reports_show_the_insider_audit() -> None:
+    from sdckit.report._table import render_table_report
+
+    res = repair_suppression(r1_table(), cost="unity")
+    checked = audit(res.table)
+    internal = render_table_report(res, kind="internal", audit=checked)
+    assert "Insider audit: each record" in internal
+    assert "none brings a primary below its protection levels" in internal
+    external = render_table_report(res, kind="external", audit=checked)
+    assert "with its own contributions" in external
+    failing = render_table_report(r1_table(), kind="internal", audit=audit(r1_table()))
+    assert "2 primary cell(s) below their levels for some insider, 2 of them" in failing
+    assert "1 secondary suppression(s) can be computed exactly" in failing
