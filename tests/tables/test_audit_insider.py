@@ -233,6 +233,9 @@ def test_every_methods_pattern_passes_the_insider_audit_after_the_repair(method)
     marked = apply_rules(t, SMALL_RULES)
     assert (marked.primary & (marked.n_contributors == 1)).sum() >= 2  # single-enterprise cells
     pattern = method(marked).table
+    before = audit(pattern, intervals="check")
+    # each method leaves some primary below its level for an insider on this table
+    assert before.single_cell_protected.all() and not before.insider_audit.ok
     repaired = repair_suppression(pattern, cost="value")
     final = audit(repaired.table)
     assert final.ok and final.insider_audit.ok and repaired.protected is True
@@ -252,3 +255,29 @@ def test_the_reports_show_the_insider_audit() -> None:
     failing = render_table_report(r1_table(), kind="internal", audit=audit(r1_table()))
     assert "2 primary cell(s) below their levels for some insider, 2 of them" in failing
     assert "1 secondary suppression(s) can be computed exactly" in failing
+
+
+def test_the_atoms_method_audits_linked_tables_over_the_records() -> None:
+    from sdckit.tables import LinkedTables
+
+    df = pl.DataFrame({"r": list("aaaabbbb"), "s": list("mfmfmfff"), "g": list("xyxyyxyx")})
+    linked = LinkedTables.from_microdata(df, [["r", "s"], ["r", "g"]])
+    assert audit(linked, method="atoms").ok  # nothing suppressed
+    with pytest.raises(ParameterError, match="linked tables"):
+        audit(r1_table(), method="atoms")
+
+
+def test_a_table_job_repairs_the_pattern_for_the_insiders() -> None:
+    from sdckit.jobs.tables import protect_table
+    from sdckit.tables import ModularSuppression
+
+    t = Table.from_microdata(business_records(), ["location", "activity", "size"], "turnover")
+    marked = apply_rules(t, SMALL_RULES)
+    result, checked = protect_table(marked, ModularSuppression(), {"intervals": "check"})
+    assert checked.ok and checked.insider_audit.ok and result.protected
+    assert result.details["repaired_for_insiders"] > 0
+    assert result.n_secondary == int(result.table.secondary.sum())
+    assert np.array_equal(checked.table.status, result.table.status)
+    # with the insider audit off the method's own pattern is published
+    _, outsider = protect_table(marked, ModularSuppression(), {"insider": False})
+    assert outsider.ok and outsider.insider_audit is None
