@@ -9,6 +9,8 @@ three-way table with single-contributor cells passing the insider audit after th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import polars as pl
 import pytest
@@ -112,12 +114,14 @@ def test_rule_r1_by_the_rank_test_is_the_audits_insider() -> None:
 
 
 def test_an_insider_with_contributions_in_several_cells() -> None:
-    """One respondent (unit 0) contributes 4 to A and 10 to D: it knows A >= 4 and D >= 10.
+    """One respondent (unit 0) contributes 1 to A and 29 to D: it knows A >= 1, D >= 29.
 
     No single-contributor cell.  In the cycle A, B, E, D, A rises by t where B and D fall by
     t (A + B = 12: row r1 less C, which column c3 gives).  Outsider: A in [0, 12].  Unit 0:
-    A >= 4 (its contribution) and D = 30 - t >= 10 (t <= 20, looser than B >= 0), so A in
-    [4, 12].  A's lower level 2 asks for a lower end at most 5 - 2 = 3: unit 0 breaks it.
+    D = 30 - t >= 29 leaves t <= 1, so A <= 6, short of A's upper level (5 + 2); downwards
+    A = 5 - t >= 1 (its own contribution) reaches 1 <= 5 - 2.  Unit 1 (4 of A) knows A >= 4:
+    its lower level is capped at 5 - 4 = 1 (it knows A is at least its own 4), which 4
+    meets; unit 2 (1 of D) learns nothing that matters.
     """
     t = Table.from_array(
         _margins(INNER),
@@ -127,24 +131,23 @@ def test_an_insider_with_contributions_in_several_cells() -> None:
     )
     t = apply_rules(t, MarkedCells(cells=[A], upper=2, lower=2)).suppress([B, C, D, E])
     grid = np.arange(16).reshape(4, 4)
-    # unit 0: 4 in A (r1c1) and 10 in D (r2c1), so in their totals too
-    cells = np.array([A, grid[1, 0], grid[0, 1], 0, D, grid[2, 0]])
-    values = np.array([4.0, 4.0, 14.0, 14.0, 10.0, 10.0])
-    # unit 1: the rest of A (1); unit 2: the rest of D (20) (the other cells' units are
-    # left out: no one is their only contributor)
-    cells = np.r_[cells, A, grid[1, 0], grid[0, 1], 0, D, grid[2, 0], grid[0, 1], 0]
-    values = np.r_[values, 1.0, 1.0, 1.0, 1.0, 20.0, 20.0, 20.0, 20.0]
-    units = np.r_[np.zeros(6, np.int64), np.ones(4, np.int64), np.full(4, 2)]
-    contributions = Contributions("respondent", units, cells, values, 3)
-    from dataclasses import replace
-
+    row1, row2, col1 = grid[1, 0], grid[2, 0], grid[0, 1]
+    # (unit, cell, contribution), totals included; the other cells' units are left out (no
+    # one is their only contributor)
+    entries = [
+        (0, A, 1.0), (0, D, 29.0), (0, row1, 1.0), (0, row2, 29.0), (0, col1, 30.0), (0, 0, 30.0),
+        (1, A, 4.0), (1, row1, 4.0), (1, col1, 4.0), (1, 0, 4.0),
+        (2, D, 1.0), (2, row2, 1.0), (2, col1, 1.0), (2, 0, 1.0),
+    ]  # fmt: skip
+    units, cells, values = (np.array(x) for x in zip(*entries, strict=True))
+    contributions = Contributions("respondent", units, cells, values.astype(float), 3)
     with_units = replace(t, contributions=contributions)
     assert audit(with_units, insider=False).ok
     found = insider_audit(with_units, intervals="exact")
     assert found.cell.tolist() == [A] and found.unit.tolist() == [0]
-    assert (found.minimum[0], found.maximum[0]) == (4.0, 12.0)
-    assert not found.exact[0]
-    # unit 1 (1 of A) learns A >= 1 only, unit 2 D >= 20 (A <= 15): the levels hold
+    assert (found.minimum[0], found.maximum[0]) == (1.0, 6.0)
+    assert not found.exact[0] and found.level == "respondent"
+    assert not audit(with_units).ok
 
 
 def test_the_union_audit_judges_unions_by_the_tables_rules() -> None:
