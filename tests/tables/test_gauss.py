@@ -852,14 +852,14 @@ def test_very_large_tables_complete_without_auditing_the_elimination_first(
     )
     bare = GaussSuppression(repair_limit=0).apply(with_levels).table
     audited: list[int] = []
-    real = gauss_module.audit
+    real = gauss_module.lp_audit
 
     def counting(t: Table, **kwargs: object) -> object:
         audited.append(int(t.suppressed.sum()))
         return real(t, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gauss_module, "audit", counting)
+        mp.setattr(gauss_module, "lp_audit", counting)
         mp.setattr(gauss_module, "_AUDIT_FIRST_UP_TO", 0)
         try:
             res = GaussSuppression().apply(with_levels)
