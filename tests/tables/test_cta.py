@@ -58,7 +58,9 @@ def test_one_dimension_fixed_total_moves_the_other_cell() -> None:
 
 
 def test_two_by_two_with_fixed_margins_moves_the_whole_square() -> None:
-    res = adjust_controlled(_two_by_two(upper=2, lower=3), weights="unity", totals="fixed", direction="optimal")
+    res = adjust_controlled(
+        _two_by_two(upper=2, lower=3), weights="unity", totals="fixed", direction="optimal"
+    )
     inner = res.adjusted.reshape(3, 3)[1:, 1:]
     assert inner.tolist() == [[8.0, 2.0], [2.0, 8.0]]
     assert res.adjusted.reshape(3, 3)[0].tolist() == [20.0, 10.0, 10.0]
@@ -127,7 +129,9 @@ def _tau_table(upper: float, lower: float) -> Table:
 )
 def test_tau_argus_manual_example(upper: float, lower: float, expected: object) -> None:
     # tau-ARGUS weighs a change by the cell's value (its default cost: the response)
-    res = adjust_controlled(_tau_table(upper, lower), weights="value", totals="fixed", direction="optimal")
+    res = adjust_controlled(
+        _tau_table(upper, lower), weights="value", totals="fixed", direction="optimal"
+    )
     inner = res.adjusted.reshape(4, 4)[1:, 1:].tolist()
     assert inner in ([TAU_DOWN, TAU_UP] if expected is None else [expected])
     assert res.adjusted.reshape(4, 4)[0].tolist() == [309, 98, 101, 110]

@@ -212,7 +212,7 @@ def test_no_primary_is_computable_rank_and_lp(table: Table) -> None:
     res = GaussSuppression(repair_limit=0).apply(table)
     t = res.table
     assert computable_primaries(t) == []
-    lp = audit(t, primaries_only=True)
+    lp = audit(t, primaries_only=True, insider=False)
     prim = t.status[lp.cells] == CellStatus.PRIMARY
     assert not np.any(lp.exact[prim])  # LP min < LP max for every primary
     assert (res.table.primary == table.primary).all()
@@ -273,7 +273,7 @@ def test_exact_and_floating_point_agree(table: Table) -> None:
 def test_the_audit_and_repair_meet_the_levels(table: Table) -> None:
     res = GaussSuppression().apply(table)
     assert res.protected and res.table.protected
-    assert audit(res.table).ok
+    assert audit(res.table, insider=False).ok
     assert computable_primaries(res.table) == []
 
 
@@ -602,7 +602,7 @@ def test_the_a4_trap_is_protected() -> None:
     t = apply_rules(t, MarkedCells(cells=cells))
     res = GaussSuppression().apply(t)
     assert computable_primaries(res.table) == []
-    assert res.protected and audit(res.table).ok
+    assert res.protected and audit(res.table, insider=False).ok
 
 
 def test_interval_protection_is_repaired_by_the_audit() -> None:
@@ -619,8 +619,8 @@ def test_interval_protection_is_repaired_by_the_audit() -> None:
     bare = GaussSuppression(repair_limit=0).apply(t)
     assert computable_primaries(bare.table) == []
     res = GaussSuppression().apply(t)
-    assert res.protected and audit(res.table).ok
-    lo, hi = audit(res.table).interval(d)
+    assert res.protected and audit(res.table, insider=False).ok
+    lo, hi = audit(res.table, insider=False).interval(d)
     assert hi >= t.values[d] + 41 - 1e-6 and lo <= t.values[d] - 41 + 1e-6
 
 
@@ -633,9 +633,9 @@ def test_large_levels_need_more_cells_than_the_elimination() -> None:
     bare = GaussSuppression(repair_limit=0).apply(t)
     rectangle = {t.cell(r=r, c=c) for r in "ab" for c in "xz"}
     assert set(np.flatnonzero(bare.table.suppressed).tolist()) == rectangle
-    assert not audit(bare.table).ok
+    assert not audit(bare.table, insider=False).ok
     res = GaussSuppression().apply(t)
-    assert res.protected and audit(res.table).ok
+    assert res.protected and audit(res.table, insider=False).ok
     assert res.details["repaired"] > 0
 
 
@@ -806,13 +806,13 @@ def test_the_repair_from_known_primaries_is_the_repair() -> None:
     t = apply_rules(t, MarkedCells(cells=[t.cell(r="a", c="x")], upper=19, lower=19))
     bare = GaussSuppression(repair_limit=0).apply(t).table
     w = cell_costs(t, "value")
-    bad = audit(bare, intervals="check").under_protected
+    bad = audit(bare, intervals="check", insider=False).under_protected
     assert len(bad)
     known, added_known, ok_known = repair(bare, w, max_rounds=5, method="gauss", bad=bad)
     full, added_full, ok_full = repair(bare, w, max_rounds=5, method="gauss")
     assert ok_known and ok_full and added_known == added_full > 0
     assert np.array_equal(known.suppressed, full.suppressed)
-    assert audit(known).ok
+    assert audit(known, insider=False).ok
 
 
 @SETTINGS
@@ -833,7 +833,7 @@ def test_large_tables_complete_the_levels_sub_table_by_sub_table(table: Table, l
         except InfeasibleError:
             return  # some primary has no protecting pattern at all (the error says which)
     assert not np.any(bare.suppressed & ~res.table.suppressed)
-    assert res.protected and audit(res.table).ok
+    assert res.protected and audit(res.table, insider=False).ok
     assert computable_primaries(res.table) == []
 
 
@@ -852,14 +852,14 @@ def test_very_large_tables_complete_without_auditing_the_elimination_first(
     )
     bare = GaussSuppression(repair_limit=0).apply(with_levels).table
     audited: list[int] = []
-    real = gauss_module.audit
+    real = gauss_module.lp_audit
 
     def counting(t: Table, **kwargs: object) -> object:
         audited.append(int(t.suppressed.sum()))
         return real(t, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(gauss_module, "audit", counting)
+        mp.setattr(gauss_module, "lp_audit", counting)
         mp.setattr(gauss_module, "_AUDIT_FIRST_UP_TO", 0)
         try:
             res = GaussSuppression().apply(with_levels)
@@ -867,7 +867,7 @@ def test_very_large_tables_complete_without_auditing_the_elimination_first(
             return  # some primary has no protecting pattern at all (the error says which)
     assert audited == []  # the elimination's pattern was not audited by the method itself
     assert not np.any(bare.suppressed & ~res.table.suppressed)
-    assert res.protected and audit(res.table).ok
+    assert res.protected and audit(res.table, insider=False).ok
     assert computable_primaries(res.table) == []
 
 
@@ -979,7 +979,7 @@ def test_the_time_limit_stops_the_elimination_and_says_so(monkeypatch: pytest.Mo
     assert d["stopped"] == "elimination_time_limit"
     assert d["budget_from"] < d["candidates"] and d["undecided"] > 0
     assert res.protected is True
-    assert not len(audit(res.table, intervals="check").under_protected)
+    assert not len(audit(res.table, intervals="check", insider=False).under_protected)
 
 
 def test_an_ample_time_limit_changes_nothing() -> None:

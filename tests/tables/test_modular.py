@@ -20,12 +20,12 @@ from sdckit.tables import (
     PPercent,
     Table,
     _lp,
-    _rectangles,
     apply_rules,
     audit,
     suppress_modular,
     suppress_optimal,
 )
+from sdckit.tables.audit import _rectangles
 from sdckit.tables.examples import with_margins
 from sdckit.tables.suppression import _solver
 from sdckit.tables.suppression._subtables import (
@@ -50,7 +50,7 @@ def test_the_issue_example_gets_the_optimum() -> None:
     marked = apply_rules(t, MarkedCells(cells=[t.cell(r="c", c="y")], upper=5, lower=5))
     res = suppress_modular(marked)
     assert res.n_secondary == 3 and res.secondary_value == 55
-    assert res.protected and audit(res.table).ok
+    assert res.protected and audit(res.table, insider=False).ok
     assert res.details["subtable_milp"] == 1 and res.details["subtable_proven"] == 1
     old = suppress_modular(marked, exact=False)
     assert old.secondary_value > res.secondary_value
@@ -65,7 +65,7 @@ def test_a_flat_table_is_protected_optimally(cost: str) -> None:
         mod = suppress_modular(marked, cost=cost)
         opt = suppress_optimal(marked, cost=cost)
         assert mod.cost == pytest.approx(opt.cost), cell
-        assert audit(mod.table).ok
+        assert audit(mod.table, insider=False).ok
 
 
 def test_two_primaries_of_one_subtable_are_solved_together() -> None:
@@ -116,8 +116,8 @@ def test_exact_subtables_leave_little_to_repair(seed: int) -> None:
     t = _hierarchical(seed)
     exact = suppress_modular(t)
     paths = suppress_modular(t, exact=False)
-    assert exact.protected and audit(exact.table).ok
-    assert paths.protected and audit(paths.table).ok
+    assert exact.protected and audit(exact.table, insider=False).ok
+    assert paths.protected and audit(paths.table, insider=False).ok
     assert exact.details["subtables_failing"] == 0
     # the exact sub-table patterns are never worse in total here (the repair aside)
     assert exact.cost <= paths.cost * 1.05
@@ -133,7 +133,7 @@ def test_solved_sub_tables_are_not_audited_twice_when_the_whole_table_is(seed: i
     bare = suppress_modular(t, repair_limit=0)  # the caller audits: every re-audit is run
     assert res.details["subtable_milp"] > 0
     assert res.details["subtable_audits"] < bare.details["subtable_audits"]
-    assert res.protected and audit(res.table).ok
+    assert res.protected and audit(res.table, insider=False).ok
     assert bare.details["subtables_failing"] == 0
     checked = suppress_modular(res.table, repair_limit=0)  # its sub-tables as they stand
     assert np.array_equal(checked.table.suppressed, res.table.suppressed)
@@ -213,7 +213,7 @@ def test_intervals_and_patterns_survive_unknown_statuses(monkeypatch) -> None:
                    "sdckit.tables.suppression._solver"):  # fmt: skip
         monkeypatch.setattr(f"{module}.new_highs", flaky_highs)
     shaky = suppress_modular(t)
-    assert shaky.protected and audit(shaky.table).ok
+    assert shaky.protected and audit(shaky.table, insider=False).ok
     assert shaky.cost == pytest.approx(clean.cost)
     m = t.constraint_matrix
     cells = np.flatnonzero(t.suppressed)
@@ -241,7 +241,7 @@ def test_every_cell_combination_of_a_small_table_is_protected() -> None:
     for pair in itertools.combinations(interior.tolist(), 2):
         marked = apply_rules(t, MarkedCells(cells=list(pair), upper=4, lower=4))
         res = suppress_modular(marked)
-        assert audit(res.table).ok
+        assert audit(res.table, insider=False).ok
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5, 6])
@@ -263,7 +263,7 @@ def test_repair_protects_on_sub_table_models_first(seed: int, monkeypatch) -> No
     cost = _common.cell_costs(t, "value")
     repaired, added, verdict = _common.repair(t, cost, local=True)
     assert calls["small"] > 0
-    assert verdict and audit(repaired).ok
+    assert verdict and audit(repaired, insider=False).ok
     assert added == int(repaired.secondary.sum()) > 0
 
 
@@ -295,7 +295,7 @@ def test_threads_give_the_pattern_of_one_thread(seed: int, propagate: bool) -> N
     four = suppress_modular(t, n_jobs=4, propagate=propagate, repair_limit=0)
     assert np.array_equal(one.table.suppressed, two.table.suppressed)
     assert one.details == two.details
-    assert one.protected and audit(two.table).ok
+    assert one.protected and audit(two.table, insider=False).ok
     alone = suppress_modular(t, n_jobs=1, propagate=propagate, repair_limit=0)
     assert np.array_equal(alone.table.suppressed, four.table.suppressed)
     assert alone.details == four.details
@@ -370,7 +370,7 @@ def test_rectangle_proofs_do_not_change_a_verdict(monkeypatch) -> None:
     assert by_proofs < sum(decided)  # the proofs spared LPs in the audits
     assert attacker_by_proofs < len(attacker)  # and in the separation
     assert np.array_equal(with_proofs.table.suppressed, lp_only.table.suppressed)
-    assert with_proofs.protected and audit(with_proofs.table).ok
+    assert with_proofs.protected and audit(with_proofs.table, insider=False).ok
 
 
 @settings(max_examples=60, deadline=None)

@@ -77,7 +77,7 @@ def test_the_gauss_patterns_pass_the_rank_test_and_the_lp_agrees(table: Table) -
     # the primaries only: with each of them left out of the pattern, the LP audit and the
     # rank test agree on which are exact (every suppressed value is positive, so the bounds
     # never pin a cell on these tables)
-    lp = audit(t, primaries_only=True)
+    lp = audit(t, primaries_only=True, insider=False)
     prim = t.status[lp.cells] == CellStatus.PRIMARY
     assert not np.any(lp.exact[prim])
 
@@ -91,7 +91,7 @@ def test_the_nine_a4_primaries_alone_give_one_of_them() -> None:
     assert res.computable.tolist() == [7] == computable_primaries(t)
     assert t.values[7] == 141 - 94
     assert not res.ok
-    lp = audit(t)
+    lp = audit(t, insider=False)
     assert lp.cells[lp.exact].tolist() == [7]  # the LP audit agrees
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SdcWarning)
@@ -210,7 +210,7 @@ def test_zeros_pinned_by_the_bounds_give_the_primaries_away() -> None:
     )
     marked = apply_rules(t, MarkedCells(cells=[4, 5], upper=0))
     zeros_known = marked.suppress([7, 8])  # (b, y) a secondary of value 0
-    lp = audit(zeros_known, primaries_only=True)
+    lp = audit(zeros_known, primaries_only=True, insider=False)
     assert lp.exact[np.isin(lp.cells, [4, 5])].all()  # the LP pins both primaries
     assert computable_primaries(zeros_known) == []  # the relations alone do not
     found = rank_test(zeros_known)
@@ -222,7 +222,11 @@ def test_zeros_pinned_by_the_bounds_give_the_primaries_away() -> None:
     # other), then (a, x) and (b, x) follow
     both = apply_rules(t, MarkedCells(cells=[5, 8], upper=0)).suppress([4, 7])
     assert rank_test(both).computable.tolist() == [5, 8]
-    assert audit(both, primaries_only=True).exact[np.isin(audit(both).cells, [5, 8])].all()
+    assert (
+        audit(both, primaries_only=True, insider=False)
+        .exact[np.isin(audit(both, insider=False).cells, [5, 8])]
+        .all()
+    )
 
 
 def test_a_zero_primary_a_move_can_raise_is_safe() -> None:
@@ -237,7 +241,7 @@ def test_a_zero_primary_a_move_can_raise_is_safe() -> None:
     t = apply_rules(t, MarkedCells(cells=[5], upper=0)).suppress([4, 7, 8])
     found = rank_test(t)
     assert found.ok and found.n_on_bounds == 1
-    assert audit(t).interval(5) == (0.0, 4.0)
+    assert audit(t, insider=False).interval(5) == (0.0, 4.0)
     assert rank_audit(t).ok
 
 
@@ -252,7 +256,7 @@ def test_what_the_rank_test_passes_the_lp_audit_does_not_find_exact(
         table = table.suppress(np.array(more, dtype=np.int64), CellStatus.PRIMARY)
     t = _with_pattern(table, data)
     found = rank_test(t)
-    lp = audit(t, primaries_only=True)
+    lp = audit(t, primaries_only=True, insider=False)
     prim = t.primary[lp.cells]
     lp_exact = lp.cells[prim & lp.exact].tolist()
     # sound: every primary the LP finds exact, the rank test finds too

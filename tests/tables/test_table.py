@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit.errors import DataError, ParameterError
-from sdckit.tables import CellStatus, Hierarchy, Table
+from sdckit.tables import CellStatus, Hierarchy, Table, audit
 from sdckit.tables.examples import E2_INNER, e2_table, with_margins
 
 REGION = Hierarchy.from_dict({"Total": ["N", "S"], "N": ["N1", "N2"], "S": ["S1"]})
@@ -107,7 +107,8 @@ def test_from_frame_round_trip(tmp_path) -> None:
     t2 = t.suppress([d], CellStatus.PRIMARY).suppress(
         [*pattern, t.cell(region="D", industry="36300")]
     )
-    out = t2.write(tmp_path / "e2.csv")  # the E2 pattern: audited before it is written
+    # the E2 pattern, written with the verdict of its audit (write audits nothing itself)
+    out = t2.write(tmp_path / "e2.csv", verdict=audit(t2))
     back = pl.read_csv(out)
     assert back.columns == ["region", "industry", "value", "suppressed", "symbol"]
     assert back.filter(pl.col("suppressed")).get_column("value").to_list() == [None] * 4

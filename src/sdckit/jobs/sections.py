@@ -19,12 +19,11 @@ from typing import Any
 import polars as pl
 
 from sdckit.jobs import load as _load
-from sdckit.jobs import tables as _tables
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs.target import RiskTarget, parse_target
 
 __all__ = [
-    "AUDIT_PARAMETERS",
+    "AUDIT_PARAMETERS",  # noqa: F822 (a module __getattr__: read when asked)
     "RiskTarget",
     "build_method",
     "build_release_plan",
@@ -36,7 +35,15 @@ __all__ = [
     "text_columns",
 ]
 
-AUDIT_PARAMETERS = _tables.AUDIT_PARAMETERS
+
+def __getattr__(name: str) -> Any:
+    """``AUDIT_PARAMETERS``: the parameters of ``[audit]``, the declaration of
+    :class:`sdckit.tables.audit.Audit` (read when asked: the tables package is heavy)."""
+    if name == "AUDIT_PARAMETERS":
+        from sdckit.tables.audit import Audit
+
+        return Audit.parameters
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def read_input(input_spec: dict[str, Any], roles_spec: dict[str, Any] | None) -> pl.DataFrame:

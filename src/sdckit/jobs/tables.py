@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sdckit._constraints import Boolean, Options, Param, Real, validate_parameters
 from sdckit._validation import check_columns_exist, check_int
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, method_class
@@ -29,7 +28,6 @@ from sdckit.jobs._outputs import check_outputs
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 
 __all__ = [
-    "AUDIT_PARAMETERS",
     "LINKED_AUDITS",
     "LINKED_SCHEMES",
     "Records",
@@ -58,33 +56,6 @@ LINKED_SCHEMES: dict[str, dict[str, bool]] = {
 #: small data), or also the rank test over them (``"atoms_exact"``: no primary exactly
 #: computable, at any size).
 LINKED_AUDITS = ("tables", "atoms", "atoms_exact")
-
-#: The parameters of ``[audit]`` (those of :func:`sdckit.tables.audit`).
-AUDIT_PARAMETERS: dict[str, Param] = {
-    "integer": Param(Boolean(), help="cells take integer values (small tables only)"),
-    "tolerance": Param(Real(minimum=0.0), help="relative tolerance of the checks"),
-    "check_secondary": Param(Boolean(), help="secondaries must not be disclosed exactly"),
-    "primaries_only": Param(Boolean(), help="compute the intervals of the primaries only"),
-    "intervals": Param(
-        Options("exact", "check", "rank"),
-        help="compute every interval, or decide, or the rank test (exact disclosure only)",
-    ),
-    "integer_aware": Param(
-        Boolean(), help="non-negative integer cells: zeros and ones that can be deduced"
-    ),
-    "unions": Param(
-        Boolean(), help="also protect the sums of suppressed cells of a relation (p% / counts)"
-    ),
-}
-_AUDIT_DEFAULTS = {
-    "integer": False,
-    "tolerance": 1e-6,
-    "check_secondary": False,
-    "primaries_only": False,
-    "intervals": "exact",
-    "integer_aware": False,
-    "unions": False,
-}
 
 
 @dataclass(frozen=True)
@@ -395,22 +366,18 @@ def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, P
 
 
 def check_audit(params: dict[str, Any]) -> dict[str, Any]:
-    """The ``[audit]`` parameters checked as a job's (a copy)."""
+    """The ``[audit]`` parameters checked as a job's (a copy), against the declaration of
+    :class:`sdckit.tables.audit.Audit`: the job names the same parameters as Python."""
+    from sdckit.tables.audit import Audit
+
     audit_params = dict(params)
-    validate_parameters(
-        "audit", AUDIT_PARAMETERS, {**_AUDIT_DEFAULTS, **audit_params}, where="[audit]"
-    )
-    if audit_params.get("intervals") == "rank":
-        others = sorted(
-            k for k, v in audit_params.items() if k not in ("intervals", "tolerance")
-            and v != _AUDIT_DEFAULTS[k]
-        )  # fmt: skip
-        if others:
-            raise ParameterError(
-                '[audit] intervals = "rank" decides exact disclosure of the primaries '
-                f"only; remove {', '.join(others)} (or audit by LP: intervals = "
-                '"check").'
-            )
+    unknown = sorted(set(audit_params) - set(Audit.parameters))
+    if unknown:
+        raise ParameterError(
+            f"[audit] has no parameter {unknown[0]!r}; its parameters are "
+            f"{', '.join(Audit.parameters)}."
+        )
+    _audit_of(audit_params)
     return audit_params
 
 
@@ -428,6 +395,16 @@ def _check_adjustment_job(spec: dict[str, Any], outputs: dict[str, Path | None])
             f'[output] {", ".join(reports)}: no report is written for method = "cta" yet; '
             "remove it (the table and table_full outputs are written)."
         )
+
+
+def _audit_of(params: dict[str, Any]) -> Any:
+    """The :class:`~sdckit.tables.audit.Audit` of the ``[audit]`` parameters (errors name
+    the section)."""
+    from sdckit.tables.audit import Audit
+
+    audit = Audit(**params)
+    audit.check(where="[audit]")
+    return audit
 
 
 def load_table_job(path: str | Path) -> TableJob:
@@ -559,12 +536,13 @@ def protect_marked(
     """The secondary suppression of a marked table and the job's audit (check mode without
     ``[audit]`` parameters), with the stages of a table job: what ``sdckit table`` and the
     stepwise runner (:class:`~sdckit.jobs.table_runner.TableRunner`) run."""
-    from sdckit.tables.suppression._rank import check_rank_levels
+    from sdckit.tables.audit import check_rank_levels
 
     report = progress or (lambda stage, done, total: None)
     params = audit_params if audit_params is not None else {"intervals": "check"}
-    if params.get("intervals") == "rank":
-        check_rank_levels(marked, where='[audit] intervals = "rank"')  # before the long part
+    audit = _audit_of(params)
+    if audit.effective_method == "rank":
+        check_rank_levels(marked, where=f"[audit] {audit.spelling()}")  # before the long part
     report("Table protection", 1, 3)
     result, checked = protect_table(marked, method, params, progress=progress)
     report("Table protection", 3, 3)
@@ -598,7 +576,24 @@ def protect_table(
     if getattr(method, "kind", "") == "adjustment":  # CTA: its own audit (levels, relations)
         return result, result.audit()
     checked = None if audit_params is None else _audit(result.table, audit_params, progress)
+    if checked is not None and _insiders_only(checked):
+        # the method's pattern holds for an outsider, not for some respondent using its own
+        # contributions: suppress more until it does (the repair of the insider audit)
+        from sdckit.tables.suppression.repair import repair_for_insiders
+
+        result = repair_for_insiders(result, cost=getattr(method, "cost", "value"))
+        checked = _audit(result.table, audit_params, progress)
     return result, checked
+
+
+def _insiders_only(checked: Any) -> bool:
+    """Whether an LP audit failed by its insider audit alone."""
+    insider = getattr(checked, "insider_audit", None)
+    single = getattr(checked, "single_cell_protected", None)
+    return (
+        insider is not None and not insider.ok and single is not None and bool(single.all())
+        and getattr(checked, "intervals", "") != "rank"
+    )  # fmt: skip
 
 
 def job_audit(table: Any, audit_params: dict[str, Any] | None) -> Any:
@@ -607,22 +602,13 @@ def job_audit(table: Any, audit_params: dict[str, Any] | None) -> Any:
 
 
 def _audit(table: Any, params: dict[str, Any], progress: Any = None) -> Any:
-    """The job's audit of a pattern: :func:`sdckit.tables.audit` with the ``[audit]``
-    parameters, or the rank test (``intervals = "rank"``, with ``progress``)."""
-    if params.get("intervals") == "rank":
-        from sdckit.tables.suppression import rank_audit
+    """The job's audit of a pattern: :class:`~sdckit.tables.audit.Audit` with the ``[audit]``
+    parameters (its stages reported as "Audit: <stage>")."""
 
-        def inner(stage: str, done: int, total: int) -> None:
-            progress(f"Audit: {stage}", done, total)
+    def inner(stage: str, done: int, total: int) -> None:
+        progress(f"Audit: {stage}", done, total)
 
-        return rank_audit(
-            table,
-            tolerance=params.get("tolerance", _AUDIT_DEFAULTS["tolerance"]),
-            progress=None if progress is None else inner,
-        )
-    from sdckit.tables import audit
-
-    return audit(table, **params)
+    return _audit_of(params).apply(table, progress=None if progress is None else inner)
 
 
 def _finish(

@@ -232,7 +232,9 @@ def render_table_report(
     if table.suppressed.sum() > EXACT_FOR_REPORT_UP_TO:
         kept.add("check")
     if checked is None or getattr(checked, "intervals", "exact") not in kept:
-        checked = run_audit(table)
+        # the same audit (insider, unions, ...) with every interval computed
+        params = {**getattr(checked, "parameters", {}), "intervals": "exact"}
+        checked = run_audit(table, **params)
     elif checked.table.n_cells != table.n_cells or not np.array_equal(
         checked.table.status, table.status
     ):
@@ -298,6 +300,8 @@ def render_table_report(
         "audit_rows": _audit_rows(table, checked) if kind == "internal" else [],
         "audit_truncated": kind == "internal" and len(checked.cells) > MAX_AUDIT_ROWS,
         "integer": checked.integer,
+        "insider": _insider_facts(checked),
+        "n_computable_secondaries": len(getattr(checked, "computable_secondaries", ())),
     }
     return _environment().get_template("table_report.html.j2").render(**context)
 
@@ -342,3 +346,17 @@ def write_table_report(
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return target
+
+
+def _insider_facts(checked: Any) -> dict[str, Any] | None:
+    """What the report says of the insider audit (None: not run)."""
+    found = getattr(checked, "insider_audit", None)
+    if found is None:
+        return None
+    return {
+        "level": found.level,
+        "n_units": found.n_units,
+        "ok": found.ok,
+        "below": len(found.under_protected),
+        "exact": len(found.disclosed),
+    }

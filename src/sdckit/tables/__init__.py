@@ -7,10 +7,17 @@ method has a function twin (:class:`HypercubeSuppression` and :func:`suppress_hy
 ...).
 """
 
-from sdckit.tables._audit import AuditResult, audit, singleton_violations
-from sdckit.tables._audit_extra import IntegerAudit, UnionAudit
+from sdckit.tables import audit  # the package, callable as its function audit()
 from sdckit.tables._method import TableMethod
 from sdckit.tables._output import EMPTY_SYMBOL, SUPPRESSED_SYMBOL
+from sdckit.tables.audit import (
+    Audit,
+    AuditResult,
+    InsiderAudit,
+    IntegerAudit,
+    UnionAudit,
+    singleton_violations,
+)
 from sdckit.tables.cellkey import (
     CellKeyResult,
     PTable,
@@ -92,6 +99,7 @@ from sdckit.tables.suppression import (
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
+    "Audit",
     "EMPTY_SYMBOL",
     "SUPPRESSED_SYMBOL",
     "AdjustmentAudit",
@@ -108,6 +116,7 @@ __all__ = [
     "GaussSuppression",
     "Hierarchy",
     "HypercubeSuppression",
+    "InsiderAudit",
     "IntegerAudit",
     "LinkedAudit",
     "LinkedProtection",

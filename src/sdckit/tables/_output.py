@@ -13,9 +13,11 @@
   suppressed cell (a ``-`` would disclose it).  A table given by its cells without the numbers
   of contributors cannot tell an empty cell from a zero: its zeros are published as 0.
 
-A published table is written only when its pattern is protected: a table whose suppression
-result is known to be unprotected is refused, and a pattern of unknown status is audited (LP,
-check mode) before it is written.  Every write is atomic (a temporary file renamed over the
+A published table is written only when its pattern is known to be protected: by the verdict of
+an audit given to ``write`` (:func:`sdckit.tables.audit`, whose result records it on its
+table), or by the verdict the table carries (``table.protected``: a suppression method's).  A
+pattern of unknown status is refused, not audited here: the audit is the caller's, run once
+(this module does not import it).  Every write is atomic (a temporary file renamed over the
 target), and a missing directory is created.
 """
 
@@ -137,18 +139,25 @@ def published_frame(table: Table, *, empty: str = "symbol") -> pl.DataFrame:
     return frame
 
 
-def refuse_unprotected(table: Table, what: str) -> None:
-    """Raise :class:`VerificationError` unless the suppression pattern of ``table`` protects.
-
-    A table with a recorded verdict (``table.protected``) is judged by it; a pattern of unknown
-    status with suppressed cells is audited (check mode) first.
-    """
-    verdict = table.protected
-    if verdict is None and table.suppressed.any():
-        from sdckit.tables._audit_core import lp_audit
-
-        verdict = lp_audit(table, intervals="check").ok
-    if verdict is False:
+def refuse_unprotected(table: Table, what: str, verdict: Any = None) -> None:
+    """Raise :class:`VerificationError` unless the suppression pattern of ``table`` is known to
+    protect: by ``verdict`` (an audit's result on this pattern) or by ``table.protected``."""
+    protected = table.protected
+    if verdict is not None:
+        audited = getattr(verdict, "table", None)
+        if audited is None or not np.array_equal(audited.status, table.status):
+            raise ParameterError(
+                "The 'verdict' given to write is an audit of another suppression pattern; "
+                "audit this table (sdckit.tables.audit) and give that result."
+            )
+        protected = bool(verdict.ok)
+    if protected is None and table.suppressed.any():
+        raise VerificationError(
+            f"The suppression pattern has not been audited, so the {what} is not written: "
+            "audit it (result = sdckit.tables.audit(table)) and write result.table, or give "
+            "write(..., verdict=result); the internal export (published=False) is possible."
+        )
+    if protected is False:
         raise VerificationError(
             f"The suppression pattern does not protect every primary cell, so the {what} is "
             "not written: audit it (sdckit.tables.audit), repair it (repair_suppression) or "
@@ -157,11 +166,17 @@ def refuse_unprotected(table: Table, what: str) -> None:
 
 
 def write_table(
-    table: Table, path: str | os.PathLike[str], *, published: bool, empty: str = "symbol"
+    table: Table,
+    path: str | os.PathLike[str],
+    *,
+    published: bool,
+    empty: str = "symbol",
+    verdict: Any = None,
 ) -> Path:
     """Write the published or the internal export as CSV or Parquet (by suffix), atomically.
 
-    ``empty`` is how the published export shows empty cells (see :func:`published_frame`).
+    ``empty`` is how the published export shows empty cells (see :func:`published_frame`);
+    ``verdict`` the audit of this pattern (see :func:`refuse_unprotected`).
     """
     target = Path(path)
     suffix = target.suffix.lower()
@@ -169,7 +184,7 @@ def write_table(
         raise ParameterError("The 'path' must end in .csv or .parquet.")
     check_choice(empty, "empty", EMPTY_CHOICES)
     if published:
-        refuse_unprotected(table, "published table")
+        refuse_unprotected(table, "published table", verdict)
     frame = published_frame(table, empty=empty) if published else internal_frame(table)
     if target.is_dir():
         raise ParameterError(f"The 'path' {str(target)!r} is a directory; give a file name.")

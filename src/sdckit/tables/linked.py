@@ -46,8 +46,8 @@ from sdckit._results import Summary
 from sdckit._validation import check_choice, check_int, check_real
 from sdckit._workers import available_cores
 from sdckit.errors import DataError, InfeasibleError, ParameterError, SdcWarning
-from sdckit.tables._linked_audit import atom_intervals
 from sdckit.tables._lp import feasibility_intervals
+from sdckit.tables.audit._atoms import atom_intervals
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["LinkedAudit", "LinkedProtection", "LinkedTables"]
@@ -531,7 +531,7 @@ class LinkedTables:
         intruder who reads the tables as margins of one array over all the variables, and
         knows which combinations are empty; its intervals are never wider than the tables'
         ones, nor than those of the array over every combination, so a pattern that passes
-        it is safe for either intruder (:mod:`sdckit.tables._linked_audit`).  It matters
+        it is safe for either intruder (:mod:`sdckit.tables.audit._atoms`).  It matters
         when the tables' variables overlap in a cycle (age x sex, sex x region, region x
         age); the joint elimination's patterns are made for it.  Its LPs grow with the
         atoms: the 1,241 atoms of GaussSuppression's d53 data take 1 to 2 s in check mode,
@@ -653,8 +653,8 @@ class LinkedTables:
         >>> lk.computable_primaries().tolist()  # nothing suppressed, nothing primary
         []
         """
-        from sdckit.tables._audit_core import on_bounds
-        from sdckit.tables._linked_audit import exact_in_atoms
+        from sdckit.tables.audit._atoms import exact_in_atoms
+        from sdckit.tables.audit._core import on_bounds
 
         if self.atoms is None:
             raise ParameterError(

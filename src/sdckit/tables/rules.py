@@ -35,7 +35,7 @@ from __future__ import annotations
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -650,7 +650,8 @@ def evaluate_rules(table: Table, rules: Sequence[SensitivityRule]) -> RulesResul
     # a lower level below the a priori bound cannot be reached: cap it (tau-ARGUS does so)
     lower = np.minimum(lower, np.maximum(table.values - table.lower_bounds, 0.0))
     new = table.with_status(status=status, upper=upper, lower=lower, sliding=sliding)
-    return RulesResult(new, flags)
+    # the table keeps its rules: the union audit judges unions of its cells by them
+    return RulesResult(replace(new, rules=(*table.rules, *rules)), flags)
 
 
 def apply_rules(table: Table, rules: SensitivityRule | Sequence[SensitivityRule]) -> Table:

@@ -113,6 +113,9 @@ class Table:
     #: respondent level (``level="respondent"``).  None otherwise.
     respondent_contributors: np.ndarray | None = None
     respondent_top: np.ndarray | None = None
+    #: The sensitivity rules that marked the primaries (:func:`~sdckit.tables.apply_rules`),
+    #: in order; the union audit judges unions of cells by them (empty: not known).
+    rules: tuple[Any, ...] = ()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -594,18 +597,26 @@ class Table:
         return published_frame(self, empty=empty)
 
     def write(
-        self, path: str | os.PathLike[str], *, published: bool = True, empty: str = "symbol"
+        self,
+        path: str | os.PathLike[str],
+        *,
+        published: bool = True,
+        empty: str = "symbol",
+        verdict: Any = None,
     ) -> Path:
         """Write the table as CSV or Parquet (by suffix), atomically; create the directory.
 
         With ``published=True`` (default) the published export is written (suppressed values
         missing with the symbol ``x``, empty cells as ``empty`` says: see
         :meth:`to_published_frame`); it is refused with a
-        :class:`~sdckit.errors.VerificationError` when the pattern is not protected (a pattern
-        of unknown status is audited first).  ``published=False`` writes the internal export
-        with every value and status.
+        :class:`~sdckit.errors.VerificationError` unless the pattern is known to be protected:
+        by ``verdict`` (the :class:`~sdckit.tables.AuditResult` of an audit of this pattern)
+        or by :attr:`protected` (a suppression method's verdict, or the table of an audit's
+        result).  A pattern of unknown status is refused, not audited again: audit it once
+        (:func:`sdckit.tables.audit`) and give the result.  ``published=False`` writes the
+        internal export with every value and status.
         """
-        return write_table(self, path, published=published, empty=empty)
+        return write_table(self, path, published=published, empty=empty, verdict=verdict)
 
     def summary(self) -> Summary:
         """Cells, suppressions and their value."""

@@ -5,8 +5,8 @@ Each method is a :class:`~sdckit.tables.TableMethod` (:class:`OptimalSuppression
 (:func:`suppress_optimal`, :func:`suppress_hypercube`, :func:`suppress_modular`).
 """
 
+from sdckit.tables.audit._rank import RankTest, rank_audit, rank_test  # their former home
 from sdckit.tables.suppression._common import SuppressionResult
-from sdckit.tables.suppression._rank import RankTest, rank_audit, rank_test
 from sdckit.tables.suppression.gauss import GaussSuppression, suppress_gauss
 from sdckit.tables.suppression.hypercube import HypercubeSuppression, suppress_hypercube
 from sdckit.tables.suppression.modular import ModularSuppression, suppress_modular

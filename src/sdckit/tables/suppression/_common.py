@@ -28,10 +28,10 @@ from sdckit._results import Summary
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
 from sdckit.protection import Instance, Options, Param
-from sdckit.tables._audit import AuditResult, audit
-from sdckit.tables._audit_core import lp_audit
 from sdckit.tables._lp import lp_scale, new_highs, solve
-from sdckit.tables._subtables import subtables
+from sdckit.tables.audit._core import AuditResult, lp_audit
+from sdckit.tables.audit._entry import audit
+from sdckit.tables.audit._grid import subtables
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
@@ -101,7 +101,7 @@ class SuppressionResult:
         return self.table.to_frame()
 
     def audit(self, **kwargs: Any) -> AuditResult:
-        """The LP audit of the pattern (see :func:`~sdckit.tables._audit`)."""
+        """The audit of the pattern (see :func:`sdckit.tables.audit.audit`)."""
         return audit(self.table, **kwargs)
 
     def summary(self) -> Summary:
@@ -511,7 +511,7 @@ def repair(
 
     added = 0
     if bad is None:
-        bad = audit(table, intervals="check").under_protected
+        bad = lp_audit(table, intervals="check").under_protected
     for _ in range(max_rounds):
         if not len(bad):
             return table, added, True
@@ -574,7 +574,7 @@ def repair_within_limit(
 
 def fix_singletons(table: Table, cost: np.ndarray) -> Table:
     """Add the cheapest cell to each relation where a singleton is protected by one cell only."""
-    from sdckit.tables._audit import singleton_violations
+    from sdckit.tables.audit._core import singleton_violations
 
     cost = search_costs(table, cost)
     for _ in range(10):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdckit.errors import InfeasibleError
-from sdckit.tables._audit import audit
+from sdckit.tables.audit._core import lp_audit
 from sdckit.tables.table import Table
 
 __all__ = ["infeasible_error", "unprotectable"]
@@ -24,7 +24,7 @@ def unprotectable(table: Table, allowed: np.ndarray) -> np.ndarray:
     if not table.primary.any():
         return np.zeros(0, dtype=np.int64)
     widest = table.suppress(allowed & ~table.suppressed)
-    return audit(widest, intervals="check").under_protected
+    return lp_audit(widest, intervals="check").under_protected
 
 
 def _reason(table: Table, cell: int, usable: np.ndarray, lo: float, hi: float) -> str:
@@ -73,7 +73,7 @@ def infeasible_error(
     cells = np.asarray(cells, dtype=np.int64)
     usable = allowed | table.suppressed
     widest = table.suppress(allowed & ~table.suppressed)
-    check = audit(widest, intervals="exact", primaries_only=True)
+    check = lp_audit(widest, intervals="exact", primaries_only=True)
     parts = []
     for c in cells[:_SHOWN].tolist():
         lo, hi = check.interval(c)

@@ -11,8 +11,8 @@ from functools import lru_cache
 import numpy as np
 import scipy.sparse as sp
 
-from sdckit.tables._rectangles import rectangle_moves
-from sdckit.tables._subtables import subtables
+from sdckit.tables.audit._grid import subtables
+from sdckit.tables.audit._rectangles import rectangle_moves
 from sdckit.tables.table import Table
 
 __all__ = ["local_relations", "rectangle_moves", "shared_upward", "subtables", "waves"]

@@ -109,9 +109,9 @@ import polars as pl
 import sdckit.tables.suppression._common as _common
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Instance, Integer, Options, Param, Real
-from sdckit.tables._audit import audit
 from sdckit.tables._contributors import single_unit
 from sdckit.tables._method import TableMethod
+from sdckit.tables.audit._core import lp_audit
 from sdckit.tables.suppression._common import (
     COST_PARAM,
     SuppressionResult,
@@ -895,7 +895,9 @@ class GaussSuppression(TableMethod):
                     out, added, verdict = _complete_by_subtables(out, w, self.max_rounds)
                     repaired += added
                     break
-                bad = known if known is not None else audit(out, intervals="check").under_protected
+                bad = (
+                    known if known is not None else lp_audit(out, intervals="check").under_protected
+                )
                 known = None
                 if not len(bad):
                     verdict = True

@@ -1,4 +1,4 @@
-"""The numba kernel of :func:`sdckit.tables._rectangles.rectangle_moves` (imported on use)."""
+"""The numba kernel of :func:`sdckit.tables.audit._rectangles.rectangle_moves` (imported on use)."""
 
 from __future__ import annotations
 

@@ -65,7 +65,7 @@ def rectangle_moves(
     hi = np.zeros(k)
     if len(shape) != 2 or k < 4 or k > MAX_POSITIONS:
         return lo, hi
-    from sdckit.tables._rectangles_kernel import cycle_moves
+    from sdckit.tables.audit._rectangles_kernel import cycle_moves
 
     pos = np.asarray(pos, dtype=np.int64)
     cycle_moves(
@@ -93,7 +93,7 @@ def rectangle_proofs(
     highest deviation such cycles reach (0 for totals, in tables of other dimensions and where
     no cycle holds the cell).
     """
-    from sdckit.tables._subtables import subtables
+    from sdckit.tables.audit._grid import subtables
 
     lo = np.zeros(len(cells))
     hi = np.zeros(len(cells))

@@ -38,8 +38,7 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import ParameterError
-from sdckit.tables._audit_core import AuditResult, on_bounds
-from sdckit.tables.suppression.gauss import _build_model, _eliminate, _groups, _kernel
+from sdckit.tables.audit._core import AuditResult, on_bounds
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["RankTest", "check_rank_levels", "rank_audit", "rank_test"]
@@ -214,6 +213,10 @@ def _unsafe(
     ``known`` one) published, taken in by the fewest moves changing them at the time (see
     ``gauss._eliminate``); and of the ``free`` primaries (on a bound), those the bounds pin.
     """
+    # the elimination kernel of the Gauss method, imported on use: the suppression methods
+    # import the audit, so the audit imports them only when it runs
+    from sdckit.tables.suppression.gauss import _build_model, _eliminate, _groups, _kernel
+
     K = _kernel()
     status = table.status
     primary = status == CellStatus.PRIMARY
@@ -297,6 +300,7 @@ def rank_audit(
     *,
     tolerance: float = 1e-6,
     progress: Callable[[str, int, int], Any] | None = None,
+    respondents: bool = False,
 ) -> AuditResult:
     """The audit of a pattern by the rank test: exact disclosure of the primaries, no LP.
 
@@ -317,6 +321,11 @@ def rank_audit(
         Relative tolerance below which a level counts as none.
     progress : callable, optional
         ``progress(stage, done, total)`` (see :func:`rank_test`).
+    respondents : bool, default False
+        Also fail the primaries a respondent computes from the published cells and his own
+        single-contributor cells (rule R1, :func:`rank_test`; the insider audit of
+        ``audit(method="rank", insider=True)``); the respondent of a cell is its unit in
+        ``table.contributions`` when the table has them.
 
     Returns
     -------
@@ -343,11 +352,19 @@ def rank_audit(
     check_rank_levels(table, tolerance=tolerance)
     cells = np.flatnonzero(table.suppressed)
     primary_cells = table.status[cells] == CellStatus.PRIMARY
-    computable = rank_test(table, progress=progress).computable
+    found = rank_test(
+        table,
+        progress=progress,
+        respondents=respondents,
+        contributors=_respondent_of_cells(table) if respondents else None,
+    )
+    computable = found.computable
     exact = np.isin(cells, computable)
     value = table.values[cells]
     lo = np.where(exact, value, np.nan)
     protected = ~(exact & primary_cells)
+    if respondents:
+        protected &= ~np.isin(cells, found.respondent_computable)
     ok = bool(protected.all())
     verdict = table.with_verdict(ok)
     return AuditResult(verdict, cells, lo, lo.copy(), protected, exact, False, "rank")
@@ -368,3 +385,18 @@ def check_rank_levels(
             "'check'), or give the rules no levels (MinFrequency(safety_range=0, "
             "minimum_level=0), ...) to ask for exact disclosure only."
         )
+
+
+def _respondent_of_cells(table: Table) -> np.ndarray | None:
+    """The unit of each single-unit cell of ``table.contributions`` (a code of its own
+    elsewhere); None without contributions (each single-contributor cell is then its own
+    respondent)."""
+    contributions = table.contributions
+    if contributions is None:
+        return None
+    per_cell = np.bincount(contributions.cell, minlength=table.n_cells)
+    out = np.full(table.n_cells, -1, dtype=np.int64)
+    sole = per_cell[contributions.cell] == 1
+    out[contributions.cell[sole]] = contributions.unit[sole]
+    # a cell of several units is no one respondent's: a code of its own
+    return np.where(out >= 0, out, contributions.n_units + np.arange(table.n_cells))

@@ -1,8 +1,9 @@
 """The LP audit of a suppression pattern (the attacker problem, methods.md M11.2): the kernel.
 
-:func:`sdckit.tables.audit` adds the integer-aware and union audits to it; this module sits
-below :class:`~sdckit.tables.Table` (which audits a pattern of unknown status before it writes
-a published table) and needs no other part of the package.
+:func:`sdckit.tables.audit` adds the integer-aware, union and insider audits to it and keeps
+their verdicts in one :class:`AuditResult`.  This module needs no other part of the package
+but the LP helpers; :class:`~sdckit.tables.Table` does not import it (``Table.write`` takes
+the verdict of an audit instead of auditing).
 
 For every suppressed cell the audit finds the feasibility interval ``[min, max]`` an intruder can
 derive from the published cells, the additivity relations and the a priori bounds (non-negative
@@ -20,7 +21,7 @@ millions) cannot make them inconsistent, and scaled by a power of two (see
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -30,11 +31,13 @@ from sdckit._results import Summary
 from sdckit._validation import check_choice, check_real
 from sdckit._workers import available_cores
 from sdckit.tables._lp import feasibility_intervals
-from sdckit.tables._rectangles import rectangle_proofs
 from sdckit.tables._status import STATUS_NAMES, CellStatus
-from sdckit.tables._subtables import subtables
+from sdckit.tables.audit._grid import subtables
+from sdckit.tables.audit._rectangles import rectangle_proofs
 
 if TYPE_CHECKING:
+    from sdckit.tables.audit._extra import IntegerAudit, UnionAudit
+    from sdckit.tables.audit._insider import InsiderAudit
     from sdckit.tables.table import Table
 
 __all__ = ["AuditResult", "lp_audit", "on_bounds", "singleton_violations"]
@@ -66,6 +69,22 @@ class AuditResult:
         the verdicts (``audit(..., intervals="check")``), or not at all: the rank test decided
         exact disclosure only (:func:`sdckit.tables.suppression.rank_audit`; no protection
         levels).
+    single_cell_protected : numpy.ndarray or None
+        The plain (outsider, single-cell) verdict per suppressed cell when further audits
+        were combined into ``protected`` (None: ``protected`` is that verdict).
+    integer_audit : IntegerAudit or None
+        The integer-aware audit (``integer_aware=True``).
+    union_audit : UnionAudit or None
+        The audit of unions of suppressed cells (``unions``).
+    insider_audit : InsiderAudit or None
+        The insider audit (``insider``): each respondent or holding of the table using its
+        own contributions (:mod:`sdckit.tables.audit._insider`).
+    secondaries_decided : bool
+        Whether ``exact`` was decided for the secondaries too (then
+        :attr:`computable_secondaries` lists those an outsider computes exactly).
+    audit : Audit or None
+        The :class:`~sdckit.tables.audit.Audit` (method and parameters) that made this
+        verdict; None for the kernel's own results.
     """
 
     table: Table
@@ -76,6 +95,27 @@ class AuditResult:
     exact: np.ndarray
     integer: bool = False
     intervals: str = "exact"
+    single_cell_protected: np.ndarray | None = None
+    integer_audit: IntegerAudit | None = None
+    union_audit: UnionAudit | None = None
+    insider_audit: InsiderAudit | None = None
+    secondaries_decided: bool = False
+    audit: Any = None
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The parameters of the audit that made this verdict (empty when not known)."""
+        return {} if self.audit is None else self.audit.get_params()
+
+    @property
+    def computable_secondaries(self) -> np.ndarray:
+        """Suppressed secondaries an outsider computes exactly from the published cells
+        (decided when ``secondaries_decided``; else empty).  Not a failure of the pattern
+        (a secondary is no one's contribution), but worth knowing: it protects nothing."""
+        if not self.secondaries_decided:
+            return np.zeros(0, dtype=np.int64)
+        secondary = self.table.status[self.cells] == CellStatus.SECONDARY
+        return self.cells[self.exact & secondary]
 
     @property
     def ok(self) -> bool:
@@ -114,7 +154,15 @@ class AuditResult:
             pl.Series("sliding_level", t.sliding[self.cells]),
             pl.Series("exact", self.exact),
             pl.Series("protected", self.protected),
+            *self._insider_columns(),
         )
+
+    def _insider_columns(self) -> list[pl.Series]:
+        """The insider audit's verdict per suppressed cell (none without that audit)."""
+        if self.insider_audit is None:
+            return []
+        bad = np.isin(self.cells, self.insider_audit.under_protected)
+        return [pl.Series("insider_protected", ~bad)]
 
     def summary(self) -> Summary:
         """Counts of audited, exactly disclosed and under-protected cells."""
@@ -127,13 +175,34 @@ class AuditResult:
             ("under-protected cells", int((~self.protected).sum())),
             ("integer", self.integer),
         ]
+        title = "Audit of the suppression pattern"
         if self.intervals == "rank":
             # the rank test decides the primaries' exact disclosure, nothing else
             rows = [rows[0], rows[1], rows[3], ("under-protected cells", rows[4][1])]
-            return Summary(
-                "Rank test of the suppression pattern (exact disclosure only, no LP)", rows
+            title = "Rank test of the suppression pattern (exact disclosure only, no LP)"
+        if self.secondaries_decided:
+            rows.append(("secondaries computable by an outsider", len(self.computable_secondaries)))
+        if self.single_cell_protected is not None:
+            rows.append(
+                ("under-protected (single cells)", int((~self.single_cell_protected).sum()))
             )
-        return Summary("Audit of the suppression pattern", rows)
+        if self.integer_audit is not None:
+            ia = self.integer_audit
+            rows += [
+                ("revealed by integrality", int(ia.revealed.sum())),
+                ("intervals tightened by integrality", int(ia.tightened.sum())),
+                ("under-protected (integer model)", int((~ia.protected).sum())),
+            ]
+        if self.union_audit is not None:
+            ua = self.union_audit
+            rows += [
+                ("unions audited", len(ua.groups)),
+                ("sensitive unions", int(ua.unsafe.sum())),
+                ("under-protected unions", int((~ua.protected).sum())),
+            ]
+        if self.insider_audit is not None:
+            rows += self.insider_audit.summary_rows()
+        return Summary(title, rows)
 
 
 def on_bounds(

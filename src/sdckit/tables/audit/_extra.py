@@ -21,16 +21,22 @@ for every relation, the union of its suppressed parts (and every pair of them), 
 sensitivity rules to the pooled contributions (the largest contributions of the union are the
 largest of its members'), and checks the LP interval of the union's sum against the levels the
 rules require of the union.  A union that fails marks its primary members as under-protected.
-With ``unions=True`` the rule is the p% rule with p = 10 for tables with largest contributions
-(magnitudes) and the minimum-frequency rule with threshold 3 for counts; give rules
-(``unions=[PPercent(p=15)]``) to use others.
+With ``unions=True`` the rules are the table's own (those :func:`~sdckit.tables.apply_rules`
+marked its primaries with, kept in :attr:`Table.rules <sdckit.tables.Table.rules>`): a union
+is a cell of its own for the intruder, so it is judged as any cell of the table is (on the
+table of sdcTools UserSupport#307, two suppressed counts of 5 and 3 under a threshold of 11
+are a union of 8, which fails).  A table whose rules are not known (primaries marked by
+hand, or by another tool) falls back to the p% rule with p = 10 for magnitudes with largest
+contributions and the minimum-frequency rule with threshold 3 for counts; give rules
+(``unions=[PPercent(p=15)]``) to use others.  Rules that mark given cells
+(:class:`~sdckit.tables.MarkedCells`, :class:`~sdckit.tables.ZeroCells`) say nothing about a
+union and are left out.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import highspy
@@ -38,7 +44,6 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
-from sdckit._results import Summary
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._lp import feasibility_intervals, lp_scale, new_highs
 from sdckit.tables.table import CellStatus, Table
@@ -145,68 +150,6 @@ class UnionAudit:
         )
 
 
-class _ExtendedAudit:
-    """The extra attributes of an audit with ``integer_aware`` or ``unions`` (a mixin).
-
-    The result of :func:`~sdckit.tables.audit` is then an :class:`~sdckit.tables.AuditResult`
-    with three more attributes: ``single_cell_protected`` (the plain verdict per suppressed
-    cell), ``integer_audit`` (an :class:`IntegerAudit` or None) and ``union_audit`` (a
-    :class:`UnionAudit` or None).  Its ``protected`` (and so ``ok`` and ``table.protected``)
-    combines them: a primary fails when the single-cell check fails, when the integer model
-    reveals it or tightens its interval below its levels, or when a union it belongs to is
-    under-protected.
-    """
-
-    single_cell_protected: np.ndarray
-    integer_audit: IntegerAudit | None
-    union_audit: UnionAudit | None
-
-    def summary(self) -> Summary:
-        """The plain audit's figures and those of the extra checks."""
-        base = super().summary()  # type: ignore[misc]
-        rows = list(base.rows)
-        rows.append(("under-protected (single cells)", int((~self.single_cell_protected).sum())))
-        if self.integer_audit is not None:
-            ia = self.integer_audit
-            rows += [
-                ("revealed by integrality", int(ia.revealed.sum())),
-                ("intervals tightened by integrality", int(ia.tightened.sum())),
-                ("under-protected (integer model)", int((~ia.protected).sum())),
-            ]
-        if self.union_audit is not None:
-            ua = self.union_audit
-            rows += [
-                ("unions audited", len(ua.groups)),
-                ("sensitive unions", int(ua.unsafe.sum())),
-                ("under-protected unions", int((~ua.protected).sum())),
-            ]
-        return Summary(base.title, rows, base.notes)
-
-
-@functools.cache
-def _extended_class(base: type) -> type:
-    """``base`` (the audit's result class) with the extra attributes of :class:`_ExtendedAudit`.
-
-    Built at run time from the class the audit returns, so that this module does not import
-    the audit module (which imports this one).
-    """
-    namespace = {
-        "__module__": base.__module__,
-        "__qualname__": base.__qualname__,
-        "__doc__": base.__doc__,
-        "__annotations__": {
-            "single_cell_protected": "np.ndarray",
-            "integer_audit": "IntegerAudit | None",
-            "union_audit": "UnionAudit | None",
-        },
-        "single_cell_protected": None,
-        "integer_audit": None,
-        "union_audit": None,
-    }
-    cls = type(base.__name__, (_ExtendedAudit, base), namespace)
-    return dataclass(frozen=True, eq=False)(cls)
-
-
 # ---------------------------------------------------------------------- integer-aware audit
 def _integer_values(table: Table) -> None:
     vals = table.values
@@ -263,10 +206,11 @@ def _default_rules(table: Table) -> list[Any]:
 
 
 def _rules(table: Table, unions: Any) -> list[Any]:
-    from sdckit.tables.rules import SensitivityRule
+    from sdckit.tables.rules import MarkedCells, SensitivityRule, ZeroCells
 
     if unions is True:
-        return _default_rules(table)
+        own = [r for r in table.rules if not isinstance(r, MarkedCells | ZeroCells)]
+        return own or _default_rules(table)
     rules = [unions] if isinstance(unions, SensitivityRule) else list(unions)
     if not rules or not all(isinstance(r, SensitivityRule) for r in rules):
         raise ParameterError(
@@ -445,15 +389,11 @@ def extend_audit(
         primary = table.status[cells] == CellStatus.PRIMARY
         protected &= ~(bad[cells] & primary)
     ok = bool(protected.all())
-    fields = {
-        f: getattr(result, f)
-        for f in ("cells", "minimum", "maximum", "exact", "integer", "intervals")
-    }
-    return _extended_class(type(result))(
+    return replace(
+        result,
         table=result.table.with_verdict(ok),
         protected=protected,
         single_cell_protected=single,
         integer_audit=ia,
         union_audit=ua,
-        **fields,
     )

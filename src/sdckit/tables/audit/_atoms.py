@@ -165,7 +165,7 @@ def _groups(
     model of every atom under a suppressed cell.  Each is a restriction of the whole model,
     so what it proves holds.
     """
-    from sdckit.tables._subtables import subtables
+    from sdckit.tables.audit._grid import subtables
 
     n = linked.n_distinct
     position = np.full(n, -1, dtype=np.int64)
