@@ -99,11 +99,11 @@ from sdckit.tables.suppression import (
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = [
-    "Audit",
     "EMPTY_SYMBOL",
     "SUPPRESSED_SYMBOL",
     "AdjustmentAudit",
     "AdjustmentResult",
+    "Audit",
     "AuditResult",
     "CellKeyMagnitudeResult",
     "CellKeyMagnitudes",
