@@ -688,7 +688,7 @@ class LinkedTables:
         every distinct cell that holds it, in any table; entries are grouped by atom and
         increasing in cell.  Only tables built by :meth:`from_microdata` have atoms.
         """
-        from sdckit.tables.suppression.gauss import model_entries
+        from sdckit.tables.suppression.elimination import model_entries
 
         if self.atoms is None:
             raise ParameterError(

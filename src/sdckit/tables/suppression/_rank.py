@@ -39,7 +39,10 @@ import numpy as np
 
 from sdckit.errors import ParameterError
 from sdckit.tables._audit_core import AuditResult, on_bounds
-from sdckit.tables.suppression.gauss import _build_model, _eliminate, _groups, _kernel
+from sdckit.tables.suppression.elimination import build_model as _build_model
+from sdckit.tables.suppression.elimination import eliminate as _eliminate
+from sdckit.tables.suppression.elimination import kernel as _kernel
+from sdckit.tables.suppression.elimination import respondent_groups as _groups
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["RankTest", "check_rank_levels", "rank_audit", "rank_test"]
