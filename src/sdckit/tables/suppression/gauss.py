@@ -541,7 +541,7 @@ class GaussSuppression(TableMethod):
             )
         details.update(repaired=repaired, audit_rounds=rounds)
         return make_result(
-            out, table, "gauss", w, False, time.perf_counter() - start, verdict, **details
+            out, table, self, w, False, time.perf_counter() - start, verdict, **details
         )
 
     @classmethod

@@ -453,7 +453,7 @@ class ModularSuppression(TableMethod):
         return make_result(
             out,
             table,
-            "modular",
+            self,
             w,
             False,
             time.perf_counter() - start,
