@@ -195,7 +195,11 @@ def _table_result(
     """One table's result of the linked protection (its method, its cost, the joint verdict)."""
     from sdckit.tables.suppression._common import cell_costs, make_result
 
-    cost = cell_costs(original, method.get_params().get("cost", "value"))
+    cost = cell_costs(original, getattr(method, "cost", "value"))
+    try:
+        method.get_params()
+    except AttributeError:  # an object that declares no parameters: named, not kept
+        method = getattr(method, "alias", type(method).__name__)
     return make_result(
         table, original, method, cost, False, seconds, protected,
         joint_rounds=rounds, joint_repairs=repairs,
