@@ -144,8 +144,7 @@ def _next_stamp(ctr):
 
 
 @njit(cache=True, inline="always")
-def _set_cnt(lv, col, new):
-    cnt, flags, hist_p, hist_a = lv.cnt, lv.flags, lv.hist_p, lv.hist_a
+def _set_cnt(col, new, cnt, flags, hist_p, hist_a):
     f = flags[col]
     if f & PRIM:
         hist_p[cnt[col]] -= 1
@@ -157,8 +156,7 @@ def _set_cnt(lv, col, new):
 
 
 @njit(cache=True, inline="always")
-def _set_flags(lv, col, new):
-    cnt, flags, hist_p, hist_a, ctr = lv.cnt, lv.flags, lv.hist_p, lv.hist_a, lv.ctr
+def _set_flags(col, new, cnt, flags, hist_p, hist_a, ctr):
     f = flags[col]
     if (f & PRIM) and not (new & PRIM):
         hist_p[cnt[col]] -= 1
@@ -173,31 +171,32 @@ def _set_flags(lv, col, new):
     flags[col] = new
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _collect(lv, c, stamp, tag, out_r, out_v):
     """Rows holding column ``c`` (checked, de-duplicated) with their values."""
     cs, cl, lp, chead, lg_row, lg_next = lv.cs, lv.cl, lv.lp, lv.chead, lv.lg_row, lv.lg_next
+    ralive, rs, rl, pc, pv = lv.ralive, lv.rs, lv.rl, lv.pc, lv.pv
     k = 0
     for t in range(cs[c], cs[c] + cl[c]):
-        k = _take(lv, lp[t], c, stamp, tag, out_r, out_v, k)
+        k = _take(ralive, rs, rl, pc, pv, lp[t], c, stamp, tag, out_r, out_v, k)
     t = chead[c]
     while t >= 0:
-        k = _take(lv, lg_row[t], c, stamp, tag, out_r, out_v, k)
+        k = _take(ralive, rs, rl, pc, pv, lg_row[t], c, stamp, tag, out_r, out_v, k)
         t = lg_next[t]
     return k
 
 
 @njit(cache=True, inline="always")
-def _take(lv, j, c, stamp, tag, out_r, out_v, k):
+def _take(ralive, rs, rl, pc, pv, j, c, stamp, tag, out_r, out_v, k):
     """Row ``j`` of a column list of ``c`` as the ``k``-th row of ``c`` if it is live, not
     taken yet (``stamp``) and still holds ``c`` (lists keep stale entries); returns the
     count."""
-    if lv.ralive[j] and stamp[j] != tag:
-        idx = _find(lv.pc, lv.rs[j], lv.rl[j], c)
+    if ralive[j] and stamp[j] != tag:
+        idx = _find(pc, rs[j], rl[j], c)
         if idx >= 0:
             stamp[j] = tag
             out_r[k] = j
-            out_v[k] = lv.pv[idx]
+            out_v[k] = pv[idx]
             k += 1
     return k
 
@@ -213,7 +212,7 @@ def _shortest(rows, n, rl):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _proportional(lv, q, rows, vals, n, exact, tol):
     """Whether column ``q`` is proportional to the vector ``vals[:n]`` on ``rows[:n]``.
 
@@ -239,7 +238,7 @@ def _proportional(lv, q, rows, vals, n, exact, tol):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol):
     """``alpha * cur - beta * prev`` (``cur_c`` / ``cur_v[:n_c]``, ``prv_c`` /
     ``prv_v[:n_p]`` of ``buf``) into ``s_c``/``s_v`` (modulo P: ``cur - beta * prev``, the
@@ -249,7 +248,7 @@ def _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol):
     ``fills``.  Returns (length, number of fills, overflow, the divisor of the row: its gcd
     in integers, else 1).
     """
-    flags, cnt = lv.flags, lv.cnt
+    flags, cnt, hist_p, hist_a = lv.flags, lv.cnt, lv.hist_p, lv.hist_a
     cur_c, cur_v, prv_c, prv_v = buf.cur_c, buf.cur_v, buf.prv_c, buf.prv_v
     s_c, s_v, fills = buf.s_c, buf.s_v, buf.fills
     ia = 0
@@ -277,7 +276,7 @@ def _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol):
             else:
                 s_v[n] = -beta * prv_v[ib]
             n += 1
-            _set_cnt(lv, cb, cnt[cb] + 1)
+            _set_cnt(cb, cnt[cb] + 1, cnt, flags, hist_p, hist_a)
             fills[nf] = cb
             nf += 1
             ib += 1
@@ -297,7 +296,7 @@ def _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol):
                 s_v[n] = v
                 n += 1
             else:
-                _set_cnt(lv, ca, cnt[ca] - 1)
+                _set_cnt(ca, cnt[ca] - 1, cnt, flags, hist_p, hist_a)
             ia += 1
             ib += 1
     over = False
@@ -328,7 +327,7 @@ def _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol):
     return n, nf, over, div
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _copy_row(lv, j, out_c, out_v):
     rs, rl, pc, pv, flags = lv.rs, lv.rl, lv.pc, lv.pv, lv.flags
     n = 0
@@ -362,6 +361,7 @@ def _chain(lv, work, buf, k, keep_old, exact, tol):
     """
     rs, rl, rcap, ralive, pc, pv = lv.rs, lv.rl, lv.rcap, lv.ralive, lv.pc, lv.pv
     chead, lg_row, lg_next, cnt, ctr = lv.chead, lv.lg_row, lv.lg_next, lv.cnt, lv.ctr
+    flags, hist_p, hist_a = lv.flags, lv.hist_p, lv.hist_a
     jr, jv, u_off, fa, fb, fg = work.jr, work.jv, work.u_off, work.fa, work.fb, work.fg
     prv_c, prv_v, cur_c, cur_v = buf.prv_c, buf.prv_v, buf.cur_c, buf.cur_v
     s_c, s_v, fills, ub_c, ub_v = buf.s_c, buf.s_v, buf.fills, buf.ub_c, buf.ub_v
@@ -370,7 +370,7 @@ def _chain(lv, work, buf, k, keep_old, exact, tol):
     n_p = _copy_row(lv, jr[0], prv_c, prv_v)
     for t in range(n_p):
         col = prv_c[t]
-        _set_cnt(lv, col, cnt[col] - 1)
+        _set_cnt(col, cnt[col] - 1, cnt, flags, hist_p, hist_a)
     ralive[jr[0]] = 0
     ctr[C_RGARB] += rcap[jr[0]]
     u_off[0] = -1
@@ -708,7 +708,7 @@ def _check_changed(lv, resp, work, n_u, forced, unsafe, exact, tol, hashed):
                 if not forced:
                     return code
                 unsafe[q] = 1 if code == 1 else 2
-                _set_flags(lv, q, flags[q] & ~PRIM)
+                _set_flags(q, flags[q] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
                 found = code
         f = flags[q]
         if (f & ATT) and (f & LIVE):
@@ -726,7 +726,7 @@ def _check_changed(lv, resp, work, n_u, forced, unsafe, exact, tol, hashed):
                         if not forced:
                             return 2
                         unsafe[b] = 2
-                        _set_flags(lv, b, flags[b] & ~PRIM)
+                        _set_flags(b, flags[b] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
                         found = 2
             if multi and gseen[g] != gtag:
                 gseen[g] = gtag
@@ -774,7 +774,7 @@ def _check_changed(lv, resp, work, n_u, forced, unsafe, exact, tol, hashed):
                                     if not forced:
                                         return 2
                                     unsafe[s] = 2
-                                    _set_flags(lv, s, flags[s] & ~PRIM)
+                                    _set_flags(s, flags[s] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
                                     found = 2
     return found
 
@@ -792,7 +792,7 @@ def _proportional_now(lv, a, b, stamp, wr, wv, exact, tol):
 _SAMPLE = 16  # rows sampled for the shared-column counts of the pivot choice
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pivot(lv, work, k, exact):
     """The pivot among the rows ``jr[:k]`` of the published column (values ``jv``).
 
@@ -923,7 +923,7 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
     exact, tol, budget, hashed = run
     # arrays that never grow (the row pool, the column lists and the buffers do)
     rs, rl, rcap, chead = lv.rs, lv.rl, lv.rcap, lv.chead
-    cnt, flags, hist_p, ctr = lv.cnt, lv.flags, lv.hist_p, lv.ctr
+    cnt, flags, hist_p, hist_a, ctr = lv.cnt, lv.flags, lv.hist_p, lv.hist_a, lv.ctr
     stamp, cstamp, jr, jv = work.stamp, work.cstamp, work.jr, work.jv
     u_rs, u_rl, u_rcap = work.u_rs, work.u_rl, work.u_rcap
     u_cols, u_cnt, u_head = work.u_cols, work.u_cnt, work.u_head
@@ -939,7 +939,7 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
         k = _collect(lv, c, stamp, tag, jr, jv)
         if k == 0:
             decision[pos] = IN_SPAN
-            _set_flags(lv, c, 0)
+            _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
             continue
         # R0: a primary whose column is proportional to c's (it has c's rows: look in one)
         r_best = jr[0]
@@ -957,11 +957,11 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
                 if not forced:
                     break
                 unsafe[b] = 1
-                _set_flags(lv, b, flags[b] & ~PRIM)
+                _set_flags(b, flags[b] & ~PRIM, cnt, flags, hist_p, hist_a, ctr)
         if viol and not forced:
             decision[pos] = SECONDARY
             if (flags[c] & ATT) == 0:
-                _set_flags(lv, c, 0)
+                _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
             continue
         if budget > 0 and not forced:
             # the update merges every other row with the pivot row (at least the shortest)
@@ -971,7 +971,7 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
             if work_units > budget:
                 decision[pos] = STOPPED
                 if (flags[c] & ATT) == 0:
-                    _set_flags(lv, c, 0)
+                    _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
                 continue
         ip = _pivot(lv, work, k, exact)
         if ip:
@@ -1008,7 +1008,7 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
             saved_ltop = ctr[C_LTOP]
             saved_ptop = ctr[C_PTOP]
             saved_garb = ctr[C_RGARB]
-        _set_flags(lv, c, 0)
+        _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
         integer_chain = exact == INTEGER  # the factors fa, fb, fg are integers
         n_p = _chain(lv, work, buf, k, tentative, exact, tol)
         if ctr[C_OVER]:
@@ -1056,7 +1056,7 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
                 ctr[C_PTOP] = saved_ptop
                 ctr[C_RGARB] = saved_garb
                 if saved_flags_c & ATT:
-                    _set_flags(lv, c, saved_flags_c)
+                    _set_flags(c, saved_flags_c, cnt, flags, hist_p, hist_a, ctr)
                 decision[pos] = SECONDARY if res == 1 else SECONDARY_SINGLE
                 continue
             if hashed:
@@ -1065,12 +1065,12 @@ def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, 
             for i in range(n_u):
                 col = u_cols[i]
                 if (flags[col] & ATT) and cnt[col] == 0 and (flags[col] & PRIM) == 0:
-                    _set_flags(lv, col, 0)
+                    _set_flags(col, 0, cnt, flags, hist_p, hist_a, ctr)
         decision[pos] = FORCED_UNSAFE if (forced and (viol or res)) else PUBLISHED
     return lv, buf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _make_room(lv, work, buf, k):
     """Room in the pools for the update of the rows ``jr[:k]`` (pivot first), and in the
     buffers for its longest row; returns the records (new ones for what grew)."""
@@ -1133,9 +1133,10 @@ def _undo(lv, work, buf, k, n_u):
         rl[j] = u_rl[i]
         rcap[j] = u_rcap[i]
         ralive[j] = 1
+    cnt, flags, hist_p, hist_a = lv.cnt, lv.flags, lv.hist_p, lv.hist_a
     for i in range(n_u):
         col = work.u_cols[i]
-        _set_cnt(lv, col, work.u_cnt[i])
+        _set_cnt(col, work.u_cnt[i], cnt, flags, hist_p, hist_a)
         lv.chead[col] = work.u_head[i]
     lv.ctr[C_STEPS] -= 1
     lv.ctr[C_UNDO] += 1
