@@ -167,8 +167,7 @@ def run_large(args: argparse.Namespace) -> None:
             repair_limit=0,
             singletons=not args.no_singletons,
             elimination_time_limit=args.time_limit,
-            progress=progress,
-        ).apply(table)
+        ).apply(table, progress=progress)
     seconds = time.perf_counter() - start
     d = res.details
     print("\n| method | seconds (model / elimination) | peak RSS | secondaries | value |")

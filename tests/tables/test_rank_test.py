@@ -167,17 +167,17 @@ def test_the_rank_audit_agrees_with_the_independent_rank_test(
 def test_the_order_in_which_the_published_cells_are_taken_changes_nothing(
     table: Table, data: st.DataObject
 ) -> None:
-    import sdckit.tables.suppression.gauss as gauss
+    import sdckit.tables.suppression.elimination as elimination
 
     t = _with_pattern(table, data)
-    saved = gauss._FEWEST_CHUNK, gauss._FEWEST_FIRST
+    saved = elimination.FEWEST_CHUNK, elimination.FEWEST_FIRST
     try:
-        gauss._FEWEST_CHUNK = 1  # re-sorted by the current counts before every cell
+        elimination.FEWEST_CHUNK = 1  # re-sorted by the current counts before every cell
         fewest = rank_test(t, respondents=True)
-        gauss._FEWEST_FIRST = False  # in the order of the cell numbers
+        elimination.FEWEST_FIRST = False  # in the order of the cell numbers
         static = rank_test(t, respondents=True)
     finally:
-        gauss._FEWEST_CHUNK, gauss._FEWEST_FIRST = saved
+        elimination.FEWEST_CHUNK, elimination.FEWEST_FIRST = saved
     assert fewest.computable.tolist() == static.computable.tolist() == computable_primaries(t)
     assert fewest.respondent_computable.tolist() == static.respondent_computable.tolist()
 

@@ -792,11 +792,9 @@ def run_table_jobs(
         In the order of ``jobs``; ``suppression.details["linked_with"]`` lists the other jobs
         (0-based) a table was protected with.
     """
-    import time
 
     from sdckit.errors import SdcError
     from sdckit.tables import apply_rules
-    from sdckit.tables.suppression._common import cell_costs, make_result
 
     report = progress or (lambda stage, done, total: None)
     groups = _linked_groups([job.table for job in jobs])
@@ -813,7 +811,6 @@ def run_table_jobs(
                     'tables of one file share cells, and method = "cta" adjusts one table '
                     "at a time; run these jobs one by one or choose a suppression method."
                 )
-            start = time.perf_counter()
             report("Linked tables", 0, 2)
             marked = [apply_rules(jobs[k].table, list(jobs[k].rules)) for k in group]
             methods = [jobs[k].suppression for k in group]
@@ -833,23 +830,10 @@ def run_table_jobs(
         except SdcError as exc:
             # nothing is written before every table is protected: name the jobs here
             raise type(exc)(f"{names}: {exc}") from None
-        seconds = time.perf_counter() - start
         for pos, k in enumerate(group):
             job = jobs[k]
-            method = job.suppression
-            result = make_result(
-                protection.linked.tables[pos],
-                marked[pos],
-                type(method).__name__.removesuffix("Suppression").lower(),
-                cell_costs(marked[pos], method.get_params().get("cost", "value")),
-                False,
-                seconds,
-                protection.protected,
-                linked_with=[j for j in group if j != k],
-                joint_rounds=protection.rounds,
-                joint_repairs=protection.joint_repairs,
-                linked_scheme=scheme,
-                **extra,
+            result = protection.results[pos].with_details(
+                linked_with=[j for j in group if j != k], linked_scheme=scheme, **extra
             )
             params = job.audit_params if job.audit_params is not None else {"intervals": "check"}
             done[k] = (result, _audit(result.table, params, progress))

@@ -127,6 +127,13 @@ class LinkedProtection:
     joint_repairs : int
         Cells added by the combined-system repair (leaks between tables).
     seconds : float
+    details : dict
+        Counts of the scheme (``passes``; ``joint_elimination``).
+    results : tuple of SuppressionResult
+        One per table, in the order of the tables: the table with its suppressions and the
+        joint verdict (``protected``), the method that protected it (``protection``), its
+        secondaries and their cost under that method's ``cost``; ``details`` hold the
+        scheme's ``joint_rounds`` and ``joint_repairs``.
     """
 
     linked: LinkedTables
@@ -135,6 +142,7 @@ class LinkedProtection:
     joint_repairs: int
     seconds: float
     details: dict[str, Any] = field(default_factory=dict)
+    results: tuple[Any, ...] = ()
 
     @property
     def protected(self) -> bool:
@@ -173,6 +181,29 @@ def _apply(method: Any, table: Table, progress: Any) -> Any:
     if progress is not None and "progress" in inspect.signature(method.apply).parameters:
         return method.apply(table, progress=progress)
     return method.apply(table)
+
+
+def _table_result(
+    original: Table,
+    table: Table,
+    method: Any,
+    seconds: float,
+    protected: bool,
+    rounds: int,
+    repairs: int,
+) -> Any:
+    """One table's result of the linked protection (its method, its cost, the joint verdict)."""
+    from sdckit.tables.suppression._common import cell_costs, make_result
+
+    cost = cell_costs(original, getattr(method, "cost", "value"))
+    try:
+        method.get_params()
+    except AttributeError:  # an object that declares no parameters: named, not kept
+        method = getattr(method, "alias", type(method).__name__)
+    return make_result(
+        table, original, method, cost, False, seconds, protected,
+        joint_rounds=rounds, joint_repairs=repairs,
+    )  # fmt: skip
 
 
 def _rank(status: np.ndarray) -> np.ndarray:
@@ -688,7 +719,7 @@ class LinkedTables:
         every distinct cell that holds it, in any table; entries are grouped by atom and
         increasing in cell.  Only tables built by :meth:`from_microdata` have atoms.
         """
-        from sdckit.tables.suppression.gauss import model_entries
+        from sdckit.tables.suppression.elimination import model_entries
 
         if self.atoms is None:
             raise ParameterError(
@@ -838,9 +869,12 @@ class LinkedTables:
                 "the tables with fewer common cells frozen."
             )
         details["passes"] = passes
-        return LinkedProtection(
-            current, joint, rounds, repairs, time.perf_counter() - start, details
+        seconds = time.perf_counter() - start
+        results = tuple(
+            _table_result(before, after, m, seconds, joint.ok, rounds, repairs)
+            for before, after, m in zip(self.tables, current.tables, methods, strict=True)
         )
+        return LinkedProtection(current, joint, rounds, repairs, seconds, details, results)
 
     def _eliminate_jointly(self, method: Any, cost: Any) -> tuple[LinkedTables, dict[str, Any]]:
         """The tables with the secondaries of one elimination over the joint model."""

@@ -39,6 +39,10 @@ import numpy as np
 
 from sdckit.errors import ParameterError
 from sdckit.tables.audit._core import AuditResult, on_bounds
+from sdckit.tables.suppression.elimination import build_model as _build_model
+from sdckit.tables.suppression.elimination import eliminate as _eliminate
+from sdckit.tables.suppression.elimination import kernel as _kernel
+from sdckit.tables.suppression.elimination import respondent_groups as _groups
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["RankTest", "check_rank_levels", "rank_audit", "rank_test"]
@@ -211,12 +215,8 @@ def _unsafe(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The primaries the kernel finds computable with every published cell (and every
     ``known`` one) published, taken in by the fewest moves changing them at the time (see
-    ``gauss._eliminate``); and of the ``free`` primaries (on a bound), those the bounds pin.
+    ``elimination.eliminate``); and of the ``free`` primaries (on a bound), those the bounds pin.
     """
-    # the elimination kernel of the Gauss method, imported on use: the suppression methods
-    # import the audit, so the audit imports them only when it runs
-    from sdckit.tables.suppression.gauss import _build_model, _eliminate, _groups, _kernel
-
     K = _kernel()
     status = table.status
     primary = status == CellStatus.PRIMARY

@@ -16,8 +16,8 @@ are never suppressed.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import highspy
 import numpy as np
@@ -27,12 +27,15 @@ import scipy.sparse as sp
 from sdckit._results import Summary
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcWarning
-from sdckit.protection import Instance, Options, Param
+from sdckit.protection import Instance, Options, Param, clone
 from sdckit.tables._lp import lp_scale, new_highs, solve
 from sdckit.tables.audit._core import AuditResult, lp_audit
 from sdckit.tables.audit._entry import audit
 from sdckit.tables.audit._grid import subtables
 from sdckit.tables.table import CellStatus, Table
+
+if TYPE_CHECKING:
+    from sdckit.tables._method import TableMethod
 
 __all__ = [
     "COST_PARAM",
@@ -60,6 +63,7 @@ class SuppressionResult:
     table : Table
         The table with primary and secondary suppressions.
     method : str
+        The alias of the method that made it (``"gauss"``, as in a job file).
     n_secondary : int
         Number of secondary suppressions.
     secondary_value : float
@@ -83,6 +87,10 @@ class SuppressionResult:
         short; None when only counts (rounds, nodes) bounded it.  A pattern shaped by the
         clock depends on the machine and its load: the same job may give another pattern on
         another run.
+    protection : TableMethod or None
+        The method object that made the result (a clone, so later changes to the caller's
+        object do not alter the record), as :class:`sdckit.protection.Protected` keeps its
+        method; ``params`` are its parameters.
     """
 
     table: Table
@@ -95,6 +103,17 @@ class SuppressionResult:
     details: dict[str, Any] = field(default_factory=dict)
     protected: bool = False
     time_limited: str | None = None
+    protection: TableMethod | None = field(default=None, compare=False)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters of the method that made the result (empty when it is not known)."""
+        return {} if self.protection is None else self.protection.get_params()
+
+    def with_details(self, **details: Any) -> SuppressionResult:
+        """The same result with more figures in ``details`` (say, what a job adds: the
+        tables it was protected with)."""
+        return replace(self, details={**self.details, **details})
 
     def to_frame(self) -> pl.DataFrame:
         """The cells of the protected table with their status."""
@@ -108,6 +127,7 @@ class SuppressionResult:
         """Numbers of primary and secondary suppressions, their value and cost."""
         rows: list[tuple[str, Any]] = [
             ("method", self.method),
+            *((f"parameter {k}", v) for k, v in self.params.items() if _shown(v)),
             ("primary suppressions", int(self.table.primary.sum())),
             ("secondary suppressions", self.n_secondary),
             ("value of secondaries", self.secondary_value),
@@ -121,10 +141,15 @@ class SuppressionResult:
         return Summary("Secondary cell suppression", rows)
 
 
+def _shown(value: Any) -> bool:
+    """A parameter value a summary shows: a scalar or a string, not a per-cell array."""
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def make_result(
     table: Table,
     original: Table,
-    method: str,
+    method: str | TableMethod,
     cost: np.ndarray,
     optimal: bool,
     seconds: float,
@@ -133,12 +158,17 @@ def make_result(
     **details: Any,
 ) -> SuppressionResult:
     """The result of a method; ``protected`` is the verdict (None: not audited);
-    ``time_limited`` names the parameter whose wall-clock limit cut the search short."""
+    ``time_limited`` names the parameter whose wall-clock limit cut the search short.
+
+    ``method`` is the method object that made it (kept, cloned, in ``protection``; its alias
+    names it), or only its alias.
+    """
     new = table.secondary & ~original.suppressed
     table = table.with_verdict(protected)
+    protection = None if isinstance(method, str) else clone(method)
     return SuppressionResult(
         table=table,
-        method=method,
+        method=method if protection is None else protection.alias,
         n_secondary=int(table.secondary.sum()),
         secondary_value=float(table.values[table.secondary].sum()),
         cost=float(cost[new].sum() + cost[original.secondary].sum()),
@@ -147,6 +177,7 @@ def make_result(
         details=details,
         protected=protected is True,
         time_limited=time_limited,
+        protection=protection,
     )
 
 

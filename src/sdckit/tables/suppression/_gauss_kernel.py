@@ -37,10 +37,12 @@ Checks before publishing ``c``:
   (a primary can fall into the span of his columns while sharing rows only with the ones
   that did not change).  A failed check undoes the update and suppresses ``c``.
 
-Storage (plain arrays): rows as sorted ``(column, value)`` blocks in the pool ``pc`` / ``pv``
-(``rs`` start, ``rl`` length, ``rcap`` capacity; a row that grows moves to the end of the pool,
-compaction reclaims the garbage); columns as lists of rows (``lp`` from ``cs``, ``cl``, plus a
-linked log ``lg_row`` / ``lg_next`` from ``chead`` for rows that gained the column later; stale
+Storage (plain arrays, grouped in the records of ``_gauss_state``: the live matrix, the
+respondents, the work space, the growing buffers, the fingerprints): rows as sorted
+``(column, value)`` blocks in the pool ``pc`` / ``pv`` (``rs`` start, ``rl`` length, ``rcap``
+capacity; a row that grows moves to the end of the pool, compaction reclaims the garbage);
+columns as lists of rows (``lp`` from ``cs``, ``cl``, plus a linked log ``lg_row`` /
+``lg_next`` from ``chead`` for rows that gained the column later; stale
 entries are checked against the row on reading); ``cnt`` the exact number of non-zeros of
 every live column, with histograms of the counts of the primaries and of the respondents'
 cells, which let most checks stop at one comparison.
@@ -58,16 +60,12 @@ import numpy as np
 from numba import njit
 
 import sdckit.tables.suppression._gauss_modular as fp
-from sdckit.tables.suppression._gauss_modular import (
-    ATT,
-    LIVE,
-    PRIM,
-    P,
-    _invmod,
-    _mulmod,
-    _rank_mod,
-    _residue,
-)
+from sdckit.tables.suppression._gauss_modular import ATT, LIVE, PRIM, P
+from sdckit.tables.suppression._gauss_modular import invmod as _invmod
+from sdckit.tables.suppression._gauss_modular import mulmod as _mulmod
+from sdckit.tables.suppression._gauss_modular import rank_mod as _rank_mod
+from sdckit.tables.suppression._gauss_modular import residue as _residue
+from sdckit.tables.suppression._gauss_state import Buffers, LiveMatrix
 
 __all__ = ["ATT", "FLOAT", "INTEGER", "LIVE", "MODULAR", "PRIM", "P", "column_entries", "run_chunk"]
 
@@ -173,32 +171,33 @@ def _set_flags(col, new, cnt, flags, hist_p, hist_a, ctr):
     flags[col] = new
 
 
-@njit(cache=True)
-def _collect(
-    c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, out_r, out_v
-):
+@njit(cache=True, inline="always")
+def _collect(lv, c, stamp, tag, out_r, out_v):
     """Rows holding column ``c`` (checked, de-duplicated) with their values."""
+    cs, cl, lp, chead, lg_row, lg_next = lv.cs, lv.cl, lv.lp, lv.chead, lv.lg_row, lv.lg_next
+    ralive, rs, rl, pc, pv = lv.ralive, lv.rs, lv.rl, lv.pc, lv.pv
     k = 0
     for t in range(cs[c], cs[c] + cl[c]):
-        j = lp[t]
-        if ralive[j] and stamp[j] != tag:
-            idx = _find(pc, rs[j], rl[j], c)
-            if idx >= 0:
-                stamp[j] = tag
-                out_r[k] = j
-                out_v[k] = pv[idx]
-                k += 1
+        k = _take(ralive, rs, rl, pc, pv, lp[t], c, stamp, tag, out_r, out_v, k)
     t = chead[c]
     while t >= 0:
-        j = lg_row[t]
-        if ralive[j] and stamp[j] != tag:
-            idx = _find(pc, rs[j], rl[j], c)
-            if idx >= 0:
-                stamp[j] = tag
-                out_r[k] = j
-                out_v[k] = pv[idx]
-                k += 1
+        k = _take(ralive, rs, rl, pc, pv, lg_row[t], c, stamp, tag, out_r, out_v, k)
         t = lg_next[t]
+    return k
+
+
+@njit(cache=True, inline="always")
+def _take(ralive, rs, rl, pc, pv, j, c, stamp, tag, out_r, out_v, k):
+    """Row ``j`` of a column list of ``c`` as the ``k``-th row of ``c`` if it is live, not
+    taken yet (``stamp``) and still holds ``c`` (lists keep stale entries); returns the
+    count."""
+    if ralive[j] and stamp[j] != tag:
+        idx = _find(pc, rs[j], rl[j], c)
+        if idx >= 0:
+            stamp[j] = tag
+            out_r[k] = j
+            out_v[k] = pv[idx]
+            k += 1
     return k
 
 
@@ -213,12 +212,13 @@ def _shortest(rows, n, rl):
     return best
 
 
-@njit(cache=True)
-def _proportional(q, rows, vals, n, rs, rl, pc, pv, exact, tol):
+@njit(cache=True, inline="always")
+def _proportional(lv, q, rows, vals, n, exact, tol):
     """Whether column ``q`` is proportional to the vector ``vals[:n]`` on ``rows[:n]``.
 
     The caller has checked that ``q`` has exactly ``n`` non-zeros.
     """
+    rs, rl, pc, pv = lv.rs, lv.rl, lv.pc, lv.pv
     i0 = _find(pc, rs[rows[0]], rl[rows[0]], q)
     if i0 < 0:
         return False
@@ -238,18 +238,19 @@ def _proportional(q, rows, vals, n, rs, rl, pc, pv, exact, tol):
     return True
 
 
-@njit(cache=True)
-def _merge(
-    j, cur_c, cur_v, n_c, alpha, prv_c, prv_v, n_p, beta, flags, cnt, hist_p, hist_a,
-    s_c, s_v, fills, exact, tol,
-):  # fmt: skip
-    """``alpha * cur - beta * prev`` (row ``j`` was ``cur``) into ``s_c``/``s_v`` (modulo P:
-    ``cur - beta * prev``, the caller passing ``beta = b / a``).
+@njit(cache=True, inline="always")
+def _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol):
+    """``alpha * cur - beta * prev`` (``cur_c`` / ``cur_v[:n_c]``, ``prv_c`` /
+    ``prv_v[:n_p]`` of ``buf``) into ``s_c``/``s_v`` (modulo P: ``cur - beta * prev``, the
+    caller passing ``beta = b / a``).
 
-    Updates the counts of the columns that row ``j`` gains or loses; the gained columns go to
+    Updates the counts of the columns that the row gains or loses; the gained columns go to
     ``fills``.  Returns (length, number of fills, overflow, the divisor of the row: its gcd
     in integers, else 1).
     """
+    flags, cnt, hist_p, hist_a = lv.flags, lv.cnt, lv.hist_p, lv.hist_a
+    cur_c, cur_v, prv_c, prv_v = buf.cur_c, buf.cur_v, buf.prv_c, buf.prv_v
+    s_c, s_v, fills = buf.s_c, buf.s_v, buf.fills
     ia = 0
     ib = 0
     n = 0
@@ -326,8 +327,9 @@ def _merge(
     return n, nf, over, div
 
 
-@njit(cache=True)
-def _copy_row(j, rs, rl, pc, pv, flags, out_c, out_v):
+@njit(cache=True, inline="always")
+def _copy_row(lv, j, out_c, out_v):
+    rs, rl, pc, pv, flags = lv.rs, lv.rl, lv.pc, lv.pv, lv.flags
     n = 0
     for t in range(rs[j], rs[j] + rl[j]):
         col = pc[t]
@@ -339,13 +341,7 @@ def _copy_row(j, rs, rl, pc, pv, flags, out_c, out_v):
 
 
 @njit(cache=True)
-def _chain(
-    k, jr, jv, keep_old,
-    rs, rl, rcap, ralive, pc, pv, chead, lg_row, lg_next,
-    flags, cnt, hist_p, hist_a, ctr,
-    prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, exact, tol,
-    ub_c, ub_v, u_off, fa, fb, fg,
-):  # fmt: skip
+def _chain(lv, work, buf, k, keep_old, exact, tol):
     """Eliminate the published column: drop the pivot row ``jr[0]`` and replace every other
     row ``jr[i]`` (values ``jv`` in the published column) by ``jv[0] * row_i - jv[i] * pivot``
     (divided by the gcd of its entries; modulo P, ``row_i - (jv[i] / jv[0]) * pivot``, one
@@ -363,9 +359,15 @@ def _chain(
     pools (and in ``ub_c``: the old lengths of the rows).  Returns the length of the pivot
     row (its live columns and values are left in ``prv_c`` / ``prv_v``).
     """
+    rs, rl, rcap, ralive, pc, pv = lv.rs, lv.rl, lv.rcap, lv.ralive, lv.pc, lv.pv
+    chead, lg_row, lg_next, cnt, ctr = lv.chead, lv.lg_row, lv.lg_next, lv.cnt, lv.ctr
+    flags, hist_p, hist_a = lv.flags, lv.hist_p, lv.hist_a
+    jr, jv, u_off, fa, fb, fg = work.jr, work.jv, work.u_off, work.fa, work.fb, work.fg
+    prv_c, prv_v, cur_c, cur_v = buf.prv_c, buf.prv_v, buf.cur_c, buf.cur_v
+    s_c, s_v, fills, ub_c, ub_v = buf.s_c, buf.s_v, buf.fills, buf.ub_c, buf.ub_v
     ptop = ctr[C_PTOP]
     ltop = ctr[C_LTOP]
-    n_p = _copy_row(jr[0], rs, rl, pc, pv, flags, prv_c, prv_v)
+    n_p = _copy_row(lv, jr[0], prv_c, prv_v)
     for t in range(n_p):
         col = prv_c[t]
         _set_cnt(col, cnt[col] - 1, cnt, flags, hist_p, hist_a)
@@ -376,7 +378,7 @@ def _chain(
     inv_a = _invmod(jv[0]) if exact == MODULAR else jv[0] * 0
     for i in range(1, k):
         j = jr[i]
-        n_c = _copy_row(j, rs, rl, pc, pv, flags, cur_c, cur_v)
+        n_c = _copy_row(lv, j, cur_c, cur_v)
         a = jv[0]
         b = jv[i]
         if exact == INTEGER:
@@ -389,26 +391,7 @@ def _chain(
         else:
             alpha = a
             beta = b
-        n, nf, over, div = _merge(
-            j,
-            cur_c,
-            cur_v,
-            n_c,
-            alpha,
-            prv_c,
-            prv_v,
-            n_p,
-            beta,
-            flags,
-            cnt,
-            hist_p,
-            hist_a,
-            s_c,
-            s_v,
-            fills,
-            exact,
-            tol,
-        )
+        n, nf, over, div = _merge(lv, buf, n_c, alpha, n_p, beta, exact, tol)
         ctr[C_WORK] += n_c + n_p
         fa[i] = alpha
         fb[i] = beta
@@ -448,7 +431,9 @@ def _chain(
 
 
 @njit(cache=True)
-def _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, extra):
+def _compact_rows(lv, extra):
+    """The live matrix with its rows copied to a new pool of their size and ``extra``."""
+    rs, rl, rcap, ralive, pc, pv, ctr = lv.rs, lv.rl, lv.rcap, lv.ralive, lv.pc, lv.pv, lv.ctr
     m = rs.shape[0]
     live = 0
     for j in range(m):
@@ -473,13 +458,20 @@ def _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, extra):
         top += cap
     ctr[C_PTOP] = top
     ctr[C_RGARB] = 0
-    return npc, npv
+    return _with_lists(lv, npc, npv, lv.lp, lv.lg_row, lv.lg_next)
 
 
 @njit(cache=True)
-def _compact_lists(
-    cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, flags, ctr, extra_log
-):  # fmt: skip
+def _with_lists(lv, pc, pv, lp, lg_row, lg_next):
+    """The live matrix with a new row pool and new column lists (the arrays that grow)."""
+    return LiveMatrix(
+        lv.rs, lv.rl, lv.rcap, lv.ralive, pc, pv, lv.cs, lv.cl, lp, lv.chead, lg_row, lg_next,
+        lv.cnt, lv.flags, lv.hist_p, lv.hist_a, lv.ctr,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _compact_lists(lv, extra_log):
     """Rebuild every live column's list of rows from the rows themselves; empty the link log.
 
     Two passes over the live rows (a counting sort by column): the lists come out exact (no
@@ -487,6 +479,8 @@ def _compact_lists(
     entry against its row instead took a binary search per entry, seconds on a large table).
     The log grows with the lists, so that rebuilds stay a small share of the work.
     """
+    cs, cl, lp, chead, lg_row, lg_next = lv.cs, lv.cl, lv.lp, lv.chead, lv.lg_row, lv.lg_next
+    ralive, rs, rl, pc, flags, ctr = lv.ralive, lv.rs, lv.rl, lv.pc, lv.flags, lv.ctr
     n = cs.shape[0]
     m = rs.shape[0]
     count = np.zeros(n, dtype=np.int64)
@@ -514,19 +508,17 @@ def _compact_lists(
     nrow = np.empty(size, dtype=lg_row.dtype)
     nnext = np.empty(size, dtype=lg_next.dtype)
     ctr[C_LTOP] = 0
-    return nlp, nrow, nnext
+    return _with_lists(lv, lv.pc, lv.pv, nlp, nrow, nnext)
 
 
 # --------------------------------------------------------------------------- rank tests
 @njit(cache=True)
-def _rank_of(
-    cols, n_cols, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
-    stamp, rmap, ctr, tol,
-):  # fmt: skip
+def _rank_of(lv, cols, n_cols, stamp, rmap):
     """Rank of the columns ``cols[:n_cols]`` (a small dense elimination over their rows:
     modulo P in the integer arithmetics, else in floating point)."""
     if n_cols == 0:
         return 0
+    cnt, pv, ctr = lv.cnt, lv.pv, lv.ctr
     total = 0
     for q in range(n_cols):
         total += cnt[cols[q]]
@@ -535,24 +527,7 @@ def _rank_of(
     starts = np.zeros(n_cols + 1, dtype=np.int64)
     for q in range(n_cols):
         sub = _next_stamp(ctr)
-        k = _collect(
-            cols[q],
-            cs,
-            cl,
-            lp,
-            chead,
-            lg_row,
-            lg_next,
-            ralive,
-            rs,
-            rl,
-            pc,
-            pv,
-            stamp,
-            sub,
-            wr[starts[q] :],
-            wv[starts[q] :],
-        )
+        k = _collect(lv, cols[q], stamp, sub, wr[starts[q] :], wv[starts[q] :])
         starts[q + 1] = starts[q] + k
     rows_tag = _next_stamp(ctr)
     nr = 0
@@ -607,7 +582,10 @@ def _rank_of(
 
 
 @njit(cache=True)
-def _group_members(g, gptr, gcells, flags, prim_only, out):
+def _group_members(resp, g, flags, prim_only, out):
+    """The live cells of respondent ``g`` (only his primaries with ``prim_only``) into
+    ``out``; returns how many."""
+    gptr, gcells = resp.gptr, resp.gcells
     n = 0
     for t in range(gptr[g], gptr[g + 1]):
         s = gcells[t]
@@ -618,152 +596,43 @@ def _group_members(g, gptr, gcells, flags, prim_only, out):
 
 
 @njit(cache=True)
-def _in_group_span(
-    b, g, gptr, gcells, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc,
-    pv, stamp, rmap, ctr, tol, tmp,
-):  # fmt: skip
+def _in_group_span(lv, resp, b, g, stamp, rmap, tmp):
     """Whether column ``b`` lies in the span of respondent ``g``'s cells."""
-    n = _group_members(g, gptr, gcells, flags, False, tmp)
+    n = _group_members(resp, g, lv.flags, False, tmp)
     support = 0
     for i in range(n):
-        support += cnt[tmp[i]]
-    if n == 0 or cnt[b] > support:
+        support += lv.cnt[tmp[i]]
+    if n == 0 or lv.cnt[b] > support:
         return False
-    r1 = _rank_of(
-        tmp,
-        n,
-        cnt,
-        cs,
-        cl,
-        lp,
-        chead,
-        lg_row,
-        lg_next,
-        ralive,
-        rs,
-        rl,
-        pc,
-        pv,
-        stamp,
-        rmap,
-        ctr,
-        tol,
-    )
+    r1 = _rank_of(lv, tmp, n, stamp, rmap)
     tmp[n] = b
-    r2 = _rank_of(
-        tmp,
-        n + 1,
-        cnt,
-        cs,
-        cl,
-        lp,
-        chead,
-        lg_row,
-        lg_next,
-        ralive,
-        rs,
-        rl,
-        pc,
-        pv,
-        stamp,
-        rmap,
-        ctr,
-        tol,
-    )
+    r2 = _rank_of(lv, tmp, n + 1, stamp, rmap)
     return r2 == r1
 
 
 @njit(cache=True)
-def _group_safe(
-    g, other, gptr, gcells, gsize, flags, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive,
-    rs, rl, pc, pv, stamp, rmap, ctr, tol, tmp,
-):  # fmt: skip
+def _group_safe(lv, resp, g, other, stamp, rmap, tmp):
     """Respondent ``g``'s primary cells: no combination is computable from the published
     cells, nor by respondent ``other`` (-1: none) from his own cells."""
-    n = _group_members(g, gptr, gcells, flags, True, tmp)
+    n = _group_members(resp, g, lv.flags, True, tmp)
     if n == 0:
         return True
     if other < 0:
-        if gsize[g] < 2:
+        if resp.gsize[g] < 2:
             return True
-        return (
-            _rank_of(
-                tmp,
-                n,
-                cnt,
-                cs,
-                cl,
-                lp,
-                chead,
-                lg_row,
-                lg_next,
-                ralive,
-                rs,
-                rl,
-                pc,
-                pv,
-                stamp,
-                rmap,
-                ctr,
-                tol,
-            )
-            == n
-        )
-    m = _group_members(other, gptr, gcells, flags, False, tmp[n:])
+        return _rank_of(lv, tmp, n, stamp, rmap) == n
+    m = _group_members(resp, other, lv.flags, False, tmp[n:])
     if m == 0:
         return True
-    r_other = _rank_of(
-        tmp[n:],
-        m,
-        cnt,
-        cs,
-        cl,
-        lp,
-        chead,
-        lg_row,
-        lg_next,
-        ralive,
-        rs,
-        rl,
-        pc,
-        pv,
-        stamp,
-        rmap,
-        ctr,
-        tol,
-    )
-    r_both = _rank_of(
-        tmp,
-        n + m,
-        cnt,
-        cs,
-        cl,
-        lp,
-        chead,
-        lg_row,
-        lg_next,
-        ralive,
-        rs,
-        rl,
-        pc,
-        pv,
-        stamp,
-        rmap,
-        ctr,
-        tol,
-    )
+    r_other = _rank_of(lv, tmp[n:], m, stamp, rmap)
+    r_both = _rank_of(lv, tmp, n + m, stamp, rmap)
     return r_both == r_other + n
 
 
 @njit(cache=True)
-def _check_changed(
-    u_cols, n_u, forced,
-    cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
-    flags, cnt, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
-    ctr, stamp, stamp2, cstamp, rmap, wr, wv, tmp, gseen, gseen2, unsafe, exact, tol, hashed,
-):  # fmt: skip
-    """The singleton rules on the columns ``u_cols[:n_u]``: the columns of the pivot row of a
-    tentative update.
+def _check_changed(lv, resp, work, n_u, forced, unsafe, exact, tol, hashed):
+    """The singleton rules on the columns ``u_cols[:n_u]`` (of ``work``): the columns of the
+    pivot row of a tentative update.
 
     The update applies one linear map ``M`` to every column (the pivot row dropped, every
     other row ``j`` replaced by ``(a_j * row_j - b_j * pivot) / g_j``), whose kernel is the
@@ -784,6 +653,11 @@ def _check_changed(
     respondent, 3: a respondent's cells computable).  With ``forced`` the scan goes on and the
     violating primaries are marked unsafe.
     """
+    rs, rl, pc, flags, cnt = lv.rs, lv.rl, lv.pc, lv.flags, lv.cnt
+    hist_p, hist_a, ctr = lv.hist_p, lv.hist_a, lv.ctr
+    own, cgrp, gsize, gptr = resp.own, resp.cgrp, resp.gsize, resp.gptr
+    u_cols, stamp2, cstamp, rmap = work.u_cols, work.stamp2, work.cstamp, work.rmap
+    wr, wv, tmp, gseen, gseen2 = work.wr, work.wv, work.tmp, work.gseen, work.gseen2
     found = 0
     gtag = _next_stamp(ctr)
     multi = ctr[C_NMULTI] > 0
@@ -799,24 +673,7 @@ def _check_changed(
                 code = 1
             elif (hist_a[nq] > 0 and not hashed) or multi:
                 tag = _next_stamp(ctr)
-                n = _collect(
-                    q,
-                    cs,
-                    cl,
-                    lp,
-                    chead,
-                    lg_row,
-                    lg_next,
-                    ralive,
-                    rs,
-                    rl,
-                    pc,
-                    pv,
-                    stamp2,
-                    tag,
-                    wr,
-                    wv,
-                )
+                n = _collect(lv, q, stamp2, tag, wr, wv)
                 if hist_a[nq] > 0 and not hashed:
                     r0 = _shortest(wr, n, rl)
                     for t in range(rs[r0], rs[r0] + rl[r0]):
@@ -826,7 +683,7 @@ def _check_changed(
                         g = cgrp[s]
                         if gsize[g] != 1 or own[q] == g:
                             continue
-                        if _proportional(s, wr, wv, n, rs, rl, pc, pv, exact, tol):
+                        if _proportional(lv, s, wr, wv, n, exact, tol):
                             code = 2
                             break
                 if code == 0 and multi:
@@ -842,30 +699,7 @@ def _check_changed(
                             if gsize[g] < 2 or own[q] == g or gseen2[g] == gsub:
                                 continue
                             gseen2[g] = gsub
-                            if _in_group_span(
-                                q,
-                                g,
-                                gptr,
-                                gcells,
-                                flags,
-                                cnt,
-                                cs,
-                                cl,
-                                lp,
-                                chead,
-                                lg_row,
-                                lg_next,
-                                ralive,
-                                rs,
-                                rl,
-                                pc,
-                                pv,
-                                stamp2,
-                                rmap,
-                                ctr,
-                                tol,
-                                tmp,
-                            ):
+                            if _in_group_span(lv, resp, q, g, stamp2, rmap, tmp):
                                 code = 2
                                 break
                         if code:
@@ -882,30 +716,13 @@ def _check_changed(
             nq = cnt[q]
             if gsize[g] == 1 and nq > 0 and hist_p[nq] > 0 and not hashed:
                 tag = _next_stamp(ctr)
-                n = _collect(
-                    q,
-                    cs,
-                    cl,
-                    lp,
-                    chead,
-                    lg_row,
-                    lg_next,
-                    ralive,
-                    rs,
-                    rl,
-                    pc,
-                    pv,
-                    stamp2,
-                    tag,
-                    wr,
-                    wv,
-                )
+                n = _collect(lv, q, stamp2, tag, wr, wv)
                 r0 = _shortest(wr, n, rl)
                 for t in range(rs[r0], rs[r0] + rl[r0]):
                     b = pc[t]
                     if b == q or (flags[b] & PRIM) == 0 or cnt[b] != n or own[b] == g:
                         continue
-                    if _proportional(b, wr, wv, n, rs, rl, pc, pv, exact, tol):
+                    if _proportional(lv, b, wr, wv, n, exact, tol):
                         if not forced:
                             return 2
                         unsafe[b] = 2
@@ -914,31 +731,7 @@ def _check_changed(
             if multi and gseen[g] != gtag:
                 gseen[g] = gtag
                 # groups to re-check: this respondent's, and those sharing rows with it
-                if not _group_safe(
-                    g,
-                    -1,
-                    gptr,
-                    gcells,
-                    gsize,
-                    flags,
-                    cnt,
-                    cs,
-                    cl,
-                    lp,
-                    chead,
-                    lg_row,
-                    lg_next,
-                    ralive,
-                    rs,
-                    rl,
-                    pc,
-                    pv,
-                    stamp2,
-                    rmap,
-                    ctr,
-                    tol,
-                    tmp,
-                ):
+                if not _group_safe(lv, resp, g, -1, stamp2, rmap, tmp):
                     if not forced:
                         return 3
                     ctr[C_BROKEN] += 1
@@ -947,16 +740,13 @@ def _check_changed(
                 # another respondent's cells) in the span of his cells shares a row with one
                 # of them, but not necessarily with one whose column changed
                 members = np.empty(gptr[g + 1] - gptr[g], dtype=np.int64)
-                n_m = _group_members(g, gptr, gcells, flags, False, members)
+                n_m = _group_members(resp, g, flags, False, members)
                 ptag = _next_stamp(ctr)
                 g1tag = _next_stamp(ctr)
                 gseen2[g] = g1tag
                 for mi in range(n_m):
                     tag = _next_stamp(ctr)
-                    n = _collect(
-                        members[mi], cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
-                        stamp2, tag, wr, wv,
-                    )  # fmt: skip
+                    n = _collect(lv, members[mi], stamp2, tag, wr, wv)
                     for i in range(n):
                         r = wr[i]
                         for t in range(rs[r], rs[r] + rl[r]):
@@ -969,16 +759,8 @@ def _check_changed(
                                 if gseen2[g1] != g1tag:
                                     gseen2[g1] = g1tag
                                     if gsize[g1] >= 2 or gsize[g] >= 2:
-                                        ok = _group_safe(
-                                            g, g1, gptr, gcells, gsize, flags, cnt, cs, cl, lp,
-                                            chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
-                                            stamp2, rmap, ctr, tol, tmp,
-                                        )  # fmt: skip
-                                        ok = ok and _group_safe(
-                                            g1, g, gptr, gcells, gsize, flags, cnt, cs, cl, lp,
-                                            chead, lg_row, lg_next, ralive, rs, rl, pc, pv,
-                                            stamp2, rmap, ctr, tol, tmp,
-                                        )  # fmt: skip
+                                        ok = _group_safe(lv, resp, g, g1, stamp2, rmap, tmp)
+                                        ok = ok and _group_safe(lv, resp, g1, g, stamp2, rmap, tmp)
                                         if not ok:
                                             if not forced:
                                                 return 3
@@ -988,10 +770,7 @@ def _check_changed(
                                 cstamp[s] = ptag
                                 if gsize[g] < 2 or own[s] == g:
                                     continue
-                                if _in_group_span(
-                                    s, g, gptr, gcells, flags, cnt, cs, cl, lp, chead, lg_row,
-                                    lg_next, ralive, rs, rl, pc, pv, stamp2, rmap, ctr, tol, tmp,
-                                ):  # fmt: skip
+                                if _in_group_span(lv, resp, s, g, stamp2, rmap, tmp):
                                     if not forced:
                                         return 2
                                     unsafe[s] = 2
@@ -1001,23 +780,20 @@ def _check_changed(
 
 
 @njit(cache=True)
-def _proportional_now(
-    a, b, cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, ctr, wr, wv,
-    exact, tol,
-):  # fmt: skip
+def _proportional_now(lv, a, b, stamp, wr, wv, exact, tol):
     """Exactly: whether the live columns ``a`` and ``b`` are proportional now."""
-    if cnt[a] != cnt[b] or cnt[a] == 0:
+    if lv.cnt[a] != lv.cnt[b] or lv.cnt[a] == 0:
         return False
-    tag = _next_stamp(ctr)
-    n = _collect(a, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, wr, wv)
-    return _proportional(b, wr, wv, n, rs, rl, pc, pv, exact, tol)
+    tag = _next_stamp(lv.ctr)
+    n = _collect(lv, a, stamp, tag, wr, wv)
+    return _proportional(lv, b, wr, wv, n, exact, tol)
 
 
 _SAMPLE = 16  # rows sampled for the shared-column counts of the pivot choice
 
 
-@njit(cache=True)
-def _pivot(k, jr, jv, rs, rl, pc, flags, cstamp, share, ctr, exact):
+@njit(cache=True, inline="always")
+def _pivot(lv, work, k, exact):
     """The pivot among the rows ``jr[:k]`` of the published column (values ``jv``).
 
     Floating point: the largest value (partial pivoting), then the shortest row, then the
@@ -1031,6 +807,8 @@ def _pivot(k, jr, jv, rs, rl, pc, flags, cstamp, share, ctr, exact):
     the entries merged (and the time) against taking the shortest row.  The pivot changes no
     decision (the span of the moves does not depend on it), only the work.
     """
+    rs, rl, pc, flags, ctr = lv.rs, lv.rl, lv.pc, lv.flags, lv.ctr
+    jr, jv, cstamp, share = work.jr, work.jv, work.cstamp, work.share
     ip = 0
     if not exact:
         for i in range(1, k):
@@ -1088,12 +866,13 @@ def _to_residues(v, n):
 
 
 @njit(cache=True)
-def column_entries(rs, rl, ralive, pc, pv, cols):
+def column_entries(lv, cols):
     """The entries of the live rows (the moves left) in the columns ``cols``.
 
     Returns ``(row, j, value)`` triplets, one per live row ``row`` with a non-zero entry
     ``value`` in column ``cols[j]``.
     """
+    rs, rl, ralive, pc, pv = lv.rs, lv.rl, lv.ralive, lv.pc, lv.pv
     k = len(cols)
     n_out = 0
     for i in range(len(rs)):
@@ -1119,37 +898,35 @@ def column_entries(rs, rl, ralive, pc, pv, cols):
 
 # --------------------------------------------------------------------------- the driver
 @njit(cache=True)
-def run_chunk(
-    order, kinds, lo, hi, decision, unsafe,
-    rs, rl, rcap, ralive, pc, pv,
-    cs, cl, lp, chead, lg_row, lg_next,
-    cnt, flags, own, cgrp, gsize, gptr, gcells, hist_p, hist_a,
-    ctr, stamp, stamp2, cstamp, share, rmap, gseen, gseen2,
-    jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
-    u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
-    wr, wv, tmp, fa, fb, fg,
-    hashed, w1, w2, h1, h2, keyof, tkey, tcol, tstat, nw1, nw2, ccol, nh1, nh2, nkey,
-    fp_members, out_a, out_b,
-    exact, tol, budget,
-):  # fmt: skip
+def run_chunk(order, kinds, lo, hi, decision, unsafe, lv, resp, work, buf, fpr, run):
     """Decide the cells ``order[lo:hi]`` (``kinds``: 0 candidate, 1 frozen: always published).
+
+    ``lv`` is the live matrix, ``resp`` the respondents, ``work`` and ``buf`` the work space
+    and ``fpr`` the fingerprints (records of ``_gauss_state``); ``run`` is ``(exact, tol,
+    budget, hashed)``.
 
     With ``budget > 0`` a candidate whose update would merge more than about ``budget`` row
     entries is suppressed unchecked (``STOPPED``), the end of the time limit: suppressing
     a candidate is always safe, and the cheap ones are still decided exactly.
 
     With ``hashed`` (exact arithmetic, singleton rules on) the fingerprints of the tracked
-    columns (``w1 .. tstat``, see ``_gauss_modular``) are kept and rule R1 for one-cell
-    respondents is checked through them (``nw1 .. out_b`` are work space).
+    columns (see ``_gauss_modular``) are kept and rule R1 for one-cell respondents is checked
+    through them.
 
     ``exact`` is the arithmetic (FLOAT, INTEGER or MODULAR) at the start; when an integer
     entry reaches 2**31, every row is taken modulo P and the elimination goes on in MODULAR
     (``ctr[C_MODE]``, ``ctr[C_MOD_FROM]``): the integer state is exact until then, so its
     residues are the state of the elimination modulo P.
 
-    Returns the (possibly reallocated) arrays ``pc, pv, lp, lg_row, lg_next, prv_c, prv_v,
-    cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v``.
+    Returns the records ``lv`` and ``buf`` (new ones when arrays grew).
     """
+    exact, tol, budget, hashed = run
+    # arrays that never grow (the row pool, the column lists and the buffers do)
+    rs, rl, rcap, chead = lv.rs, lv.rl, lv.rcap, lv.chead
+    cnt, flags, hist_p, hist_a, ctr = lv.cnt, lv.flags, lv.hist_p, lv.hist_a, lv.ctr
+    stamp, cstamp, jr, jv = work.stamp, work.cstamp, work.jr, work.jv
+    u_rs, u_rl, u_rcap = work.u_rs, work.u_rl, work.u_rcap
+    u_cols, u_cnt, u_head = work.u_cols, work.u_cnt, work.u_head
     ctr[C_MODE] = exact
     for pos in range(lo, hi):
         exact = ctr[C_MODE]
@@ -1159,9 +936,7 @@ def run_chunk(
             decision[pos] = IN_SPAN
             continue
         tag = _next_stamp(ctr)
-        k = _collect(
-            c, cs, cl, lp, chead, lg_row, lg_next, ralive, rs, rl, pc, pv, stamp, tag, jr, jv
-        )
+        k = _collect(lv, c, stamp, tag, jr, jv)
         if k == 0:
             decision[pos] = IN_SPAN
             _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
@@ -1172,11 +947,12 @@ def run_chunk(
             if rl[jr[i]] < rl[r_best]:
                 r_best = jr[i]
         viol = 0
+        pc = lv.pc
         for t in range(rs[r_best], rs[r_best] + rl[r_best] if hist_p[k] > 0 else rs[r_best]):
             b = pc[t]
             if b == c or (flags[b] & PRIM) == 0 or cnt[b] != k:
                 continue
-            if _proportional(b, jr, jv, k, rs, rl, pc, pv, exact, tol):
+            if _proportional(lv, b, jr, jv, k, exact, tol):
                 viol = 1
                 if not forced:
                     break
@@ -1189,15 +965,15 @@ def run_chunk(
             continue
         if budget > 0 and not forced:
             # the update merges every other row with the pivot row (at least the shortest)
-            work = (k - 1) * rl[r_best]
+            work_units = (k - 1) * rl[r_best]
             for i in range(k):
-                work += rl[jr[i]]
-            if work > budget:
+                work_units += rl[jr[i]]
+            if work_units > budget:
                 decision[pos] = STOPPED
                 if (flags[c] & ATT) == 0:
                     _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
                 continue
-        ip = _pivot(k, jr, jv, rs, rl, pc, flags, cstamp, share, ctr, exact)
+        ip = _pivot(lv, work, k, exact)
         if ip:
             j_swap = jr[0]
             jr[0] = jr[ip]
@@ -1205,58 +981,15 @@ def run_chunk(
             v_swap = jv[0]
             jv[0] = jv[ip]
             jv[ip] = v_swap
-        # room
-        need_rows = 0
-        need_log = 16
-        longest = 0
-        for i in range(k):
-            both = rl[jr[i]] + (rl[jr[0]] if i > 0 else 0)
-            need_rows += both + (both >> 2) + 2
-            need_log += rl[jr[0]] if i > 0 else 0
-            if both > longest:
-                longest = both
-        if ctr[C_RGARB] > (ctr[C_PTOP] >> 1) and ctr[C_PTOP] > (1 << 22):
-            pc, pv = _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, need_rows)
-        if ctr[C_PTOP] + need_rows > pc.shape[0]:
-            pc, pv = _compact_rows(rs, rl, rcap, ralive, pc, pv, ctr, need_rows)
-        if ctr[C_LTOP] + need_log > lg_row.shape[0]:
-            lp, lg_row, lg_next = _compact_lists(
-                cs,
-                cl,
-                lp,
-                chead,
-                lg_row,
-                lg_next,
-                ralive,
-                rs,
-                rl,
-                pc,
-                flags,
-                ctr,
-                2 * need_log + lg_row.shape[0] // 2,
-            )
-        if longest + 2 > s_c.shape[0]:
-            size = 2 * (longest + 2)
-            prv_c = np.empty(size, dtype=prv_c.dtype)
-            prv_v = np.empty(size, dtype=prv_v.dtype)
-            cur_c = np.empty(size, dtype=cur_c.dtype)
-            cur_v = np.empty(size, dtype=cur_v.dtype)
-            s_c = np.empty(size, dtype=s_c.dtype)
-            s_v = np.empty(size, dtype=s_v.dtype)
-            fills = np.empty(size, dtype=fills.dtype)
+        lv, buf = _make_room(lv, work, buf, k)
         saved_flags_c = flags[c]
         tentative = ctr[C_NATT] > 0
-        if tentative:
-            old_len = 0
-            for i in range(1, k):
-                old_len += rl[jr[i]]
-            if old_len > ub_c.shape[0]:
-                ub_c = np.empty(2 * old_len, dtype=ub_c.dtype)
-                ub_v = np.empty(2 * old_len, dtype=ub_v.dtype)
         n_u = 0
         n_piv = 0
+        saved_ltop = saved_ptop = saved_garb = 0
         if tentative:
             utag = _next_stamp(ctr)
+            pc = lv.pc
             for i in range(k):
                 j = jr[i]
                 u_rs[i] = rs[j]
@@ -1277,45 +1010,11 @@ def run_chunk(
             saved_garb = ctr[C_RGARB]
         _set_flags(c, 0, cnt, flags, hist_p, hist_a, ctr)
         integer_chain = exact == INTEGER  # the factors fa, fb, fg are integers
-        n_p = _chain(
-            k,
-            jr,
-            jv,
-            tentative,
-            rs,
-            rl,
-            rcap,
-            ralive,
-            pc,
-            pv,
-            chead,
-            lg_row,
-            lg_next,
-            flags,
-            cnt,
-            hist_p,
-            hist_a,
-            ctr,
-            prv_c,
-            prv_v,
-            cur_c,
-            cur_v,
-            s_c,
-            s_v,
-            fills,
-            exact,
-            tol,
-            ub_c,
-            ub_v,
-            u_off,
-            fa,
-            fb,
-            fg,
-        )
+        n_p = _chain(lv, work, buf, k, tentative, exact, tol)
         if ctr[C_OVER]:
             # an entry reached 2**31 (exact in int64 still): on modulo P from here
-            _to_residues(pv, ctr[C_PTOP])
-            _to_residues(ub_v, ub_v.shape[0])
+            _to_residues(lv.pv, ctr[C_PTOP])
+            _to_residues(buf.ub_v, buf.ub_v.shape[0])
             ctr[C_OVER] = 0
             ctr[C_MODE] = MODULAR
             ctr[C_MOD_FROM] = pos + 1
@@ -1326,14 +1025,8 @@ def run_chunk(
         if use_fp:
             # rule R1 for one-cell respondents by the fingerprints: pairs with equal keys
             # after the update, each checked exactly on the rows
-            n_fp = fp.update_keys(
-                k, jr, n_p, prv_c, prv_v, fa, fb, fg, integer_chain, flags, cgrp, gsize,
-                w1, w2, h1, h2, nw1, nw2, ccol, nh1, nh2, nkey,
-            )  # fmt: skip
-            n_pairs = fp.matches(
-                n_fp, ccol, nkey, keyof, tkey, tcol, cstamp, _next_stamp(ctr), flags,
-                cgrp, gsize, own, fp_members, out_a, out_b,
-            )  # fmt: skip
+            n_fp = fp.update_keys(fpr, k, n_p, integer_chain, flags, resp, work, buf)
+            n_pairs = fp.matches(fpr, n_fp, cstamp, _next_stamp(ctr), flags, resp)
             if n_pairs < 0 or (forced and n_pairs > 0):
                 # more keys than listed, or a frozen cell (every violating primary is to be
                 # marked): the scans of _check_changed instead
@@ -1342,10 +1035,8 @@ def run_chunk(
             else:
                 ctr[C_FP_PAIRS] += n_pairs
                 for i in range(n_pairs):
-                    if _proportional_now(
-                        out_a[i], out_b[i], cnt, cs, cl, lp, chead, lg_row, lg_next, ralive, rs,
-                        rl, pc, pv, stamp2, ctr, wr, wv, exact, tol,
-                    ):  # fmt: skip
+                    x, y = fpr.out_a[i], fpr.out_b[i]
+                    if _proportional_now(lv, x, y, work.stamp2, work.wr, work.wv, exact, tol):
                         res = 2
                         break
                     # not proportional: fingerprints that collide (probability ~2 / P)
@@ -1355,81 +1046,97 @@ def run_chunk(
         if tentative and (res == 0 or forced):
             # only the pivot row's columns can enter a new linear relation (see
             # _check_changed); u_cols[:n_piv] are they (the pivot row was scanned first)
-            res2 = _check_changed(
-                u_cols,
-                n_piv,
-                forced,
-                cs,
-                cl,
-                lp,
-                chead,
-                lg_row,
-                lg_next,
-                ralive,
-                rs,
-                rl,
-                pc,
-                pv,
-                flags,
-                cnt,
-                own,
-                cgrp,
-                gsize,
-                gptr,
-                gcells,
-                hist_p,
-                hist_a,
-                ctr,
-                stamp,
-                stamp2,
-                cstamp,
-                rmap,
-                wr,
-                wv,
-                tmp,
-                gseen,
-                gseen2,
-                unsafe,
-                exact,
-                tol,
-                use_fp,
-            )
+            res2 = _check_changed(lv, resp, work, n_piv, forced, unsafe, exact, tol, use_fp)
             if res2:
                 res = res2
         if tentative:
             if res and not forced:
-                for i in range(k):
-                    j = jr[i]
-                    if u_off[i] >= 0:  # written in place: the old content back
-                        for t in range(u_rl[i]):
-                            pc[u_rs[i] + t] = ub_c[u_off[i] + t]
-                            pv[u_rs[i] + t] = ub_v[u_off[i] + t]
-                    rs[j] = u_rs[i]
-                    rl[j] = u_rl[i]
-                    rcap[j] = u_rcap[i]
-                    ralive[j] = 1
-                for i in range(n_u):
-                    col = u_cols[i]
-                    _set_cnt(col, u_cnt[i], cnt, flags, hist_p, hist_a)
-                    chead[col] = u_head[i]
+                _undo(lv, work, buf, k, n_u)
                 ctr[C_LTOP] = saved_ltop
                 ctr[C_PTOP] = saved_ptop
                 ctr[C_RGARB] = saved_garb
-                ctr[C_STEPS] -= 1
-                ctr[C_UNDO] += 1
                 if saved_flags_c & ATT:
                     _set_flags(c, saved_flags_c, cnt, flags, hist_p, hist_a, ctr)
                 decision[pos] = SECONDARY if res == 1 else SECONDARY_SINGLE
                 continue
             if hashed:
-                fp.commit(
-                    n_fp, ccol, nh1, nh2, nkey, k, jr, nw1, nw2, integer_chain, h1, h2,
-                    keyof, w1, w2, tkey, tcol, tstat, flags, cgrp, gsize,
-                )  # fmt: skip
+                fp.commit(fpr, n_fp, k, jr, integer_chain, flags, resp)
             # respondents' cells whose column became zero are computable: no private knowledge
             for i in range(n_u):
                 col = u_cols[i]
                 if (flags[col] & ATT) and cnt[col] == 0 and (flags[col] & PRIM) == 0:
                     _set_flags(col, 0, cnt, flags, hist_p, hist_a, ctr)
         decision[pos] = FORCED_UNSAFE if (forced and (viol or res)) else PUBLISHED
-    return pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v
+    return lv, buf
+
+
+@njit(cache=True, inline="always")
+def _make_room(lv, work, buf, k):
+    """Room in the pools for the update of the rows ``jr[:k]`` (pivot first), and in the
+    buffers for its longest row; returns the records (new ones for what grew)."""
+    jr, rl, ctr = work.jr, lv.rl, lv.ctr
+    need_rows = 0
+    need_log = 16
+    longest = 0
+    for i in range(k):
+        both = rl[jr[i]] + (rl[jr[0]] if i > 0 else 0)
+        need_rows += both + (both >> 2) + 2
+        need_log += rl[jr[0]] if i > 0 else 0
+        if both > longest:
+            longest = both
+    if ctr[C_RGARB] > (ctr[C_PTOP] >> 1) and ctr[C_PTOP] > (1 << 22):
+        lv = _compact_rows(lv, need_rows)
+    if ctr[C_PTOP] + need_rows > lv.pc.shape[0]:
+        lv = _compact_rows(lv, need_rows)
+    if ctr[C_LTOP] + need_log > lv.lg_row.shape[0]:
+        lv = _compact_lists(lv, 2 * need_log + lv.lg_row.shape[0] // 2)
+    prv_c, prv_v, cur_c, cur_v = buf.prv_c, buf.prv_v, buf.cur_c, buf.cur_v
+    s_c, s_v, fills, ub_c, ub_v = buf.s_c, buf.s_v, buf.fills, buf.ub_c, buf.ub_v
+    grown = False
+    if longest + 2 > s_c.shape[0]:
+        size = 2 * (longest + 2)
+        prv_c = np.empty(size, dtype=prv_c.dtype)
+        prv_v = np.empty(size, dtype=prv_v.dtype)
+        cur_c = np.empty(size, dtype=cur_c.dtype)
+        cur_v = np.empty(size, dtype=cur_v.dtype)
+        s_c = np.empty(size, dtype=s_c.dtype)
+        s_v = np.empty(size, dtype=s_v.dtype)
+        fills = np.empty(size, dtype=fills.dtype)
+        grown = True
+    if ctr[C_NATT] > 0:  # a tentative update: room for the undo copies of the rows
+        old_len = 0
+        for i in range(1, k):
+            old_len += rl[jr[i]]
+        if old_len > ub_c.shape[0]:
+            ub_c = np.empty(2 * old_len, dtype=ub_c.dtype)
+            ub_v = np.empty(2 * old_len, dtype=ub_v.dtype)
+            grown = True
+    if grown:
+        buf = Buffers(prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v)
+    return lv, buf
+
+
+@njit(cache=True)
+def _undo(lv, work, buf, k, n_u):
+    """Undo a tentative update of the rows ``jr[:k]``: their old content, slots, the counts
+    and list heads of the ``n_u`` columns touched (the caller restores the pool tops)."""
+    rs, rl, rcap, ralive, pc, pv = lv.rs, lv.rl, lv.rcap, lv.ralive, lv.pc, lv.pv
+    jr, u_off, u_rs, u_rl, u_rcap = work.jr, work.u_off, work.u_rs, work.u_rl, work.u_rcap
+    ub_c, ub_v = buf.ub_c, buf.ub_v
+    for i in range(k):
+        j = jr[i]
+        if u_off[i] >= 0:  # written in place: the old content back
+            for t in range(u_rl[i]):
+                pc[u_rs[i] + t] = ub_c[u_off[i] + t]
+                pv[u_rs[i] + t] = ub_v[u_off[i] + t]
+        rs[j] = u_rs[i]
+        rl[j] = u_rl[i]
+        rcap[j] = u_rcap[i]
+        ralive[j] = 1
+    cnt, flags, hist_p, hist_a = lv.cnt, lv.flags, lv.hist_p, lv.hist_a
+    for i in range(n_u):
+        col = work.u_cols[i]
+        _set_cnt(col, work.u_cnt[i], cnt, flags, hist_p, hist_a)
+        lv.chead[col] = work.u_head[i]
+    lv.ctr[C_STEPS] -= 1
+    lv.ctr[C_UNDO] += 1

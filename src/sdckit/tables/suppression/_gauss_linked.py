@@ -4,12 +4,12 @@ Linked tables built from the same records (:class:`sdckit.tables.LinkedTables`) 
 matrix: its rows are the *atoms*, the distinct combinations of the codes of every variable of
 every table found in the records, and its columns the distinct cells of all the tables (a
 common cell is one column).  A cell is the sum of the atoms under it, in whichever table it
-is.  Running the elimination of :mod:`.gauss` on that matrix decides every distinct cell once
-(a common cell is suppressed in all its tables or in none), and a primary is suppressed only
-when no combination of the published cells of *all* the tables gives it: an intruder who reads
-every table at once computes no primary exactly.  Using the atoms is the strictest model: it
-takes the absence of records in an atom as known (a structural zero), so the pattern holds
-whatever the intruder knows about empty combinations.
+is.  Running the elimination of :mod:`.gauss` (:mod:`.elimination`) on that matrix decides
+every distinct cell once (a common cell is suppressed in all its tables or in none), and a
+primary is suppressed only when no combination of the published cells of *all* the tables
+gives it: an intruder who reads every table at once computes no primary exactly.  Using the
+atoms is the strictest model: it takes the absence of records in an atom as known (a
+structural zero), so the pattern holds whatever the intruder knows about empty combinations.
 
 With ``singletons=True`` the rules of the single-table method for one-contributor cells hold
 across the tables too: a cell of any table with one contributor is the only record of its
@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from sdckit.errors import ParameterError
-from sdckit.tables.suppression.gauss import (
-    _eliminate,
-    _kernel,
-    _order,
+from sdckit.tables.suppression.elimination import (
+    candidate_order,
+    eliminate,
+    kernel,
     model_from_entries,
 )
 from sdckit.tables.table import CellStatus
@@ -102,7 +102,7 @@ def joint_elimination(
     >>> sec.tolist(), unsafe.tolist()
     ([False, False, True], [])
     """
-    K = _kernel()
+    K = kernel()
     n = len(status)
     primary = status == CellStatus.PRIMARY
     empty = status == CellStatus.EMPTY
@@ -118,14 +118,14 @@ def joint_elimination(
     has_rows = model.n_rows > 0
     first = np.flatnonzero(publish_first & has_rows)
     cand = np.flatnonzero(candidate & has_rows)
-    order = np.r_[_order(cost, model, first), _order(cost, model, cand)]
+    order = np.r_[candidate_order(cost, model, first), candidate_order(cost, model, cand)]
     kinds = np.r_[np.ones(len(first), dtype=np.int8), np.zeros(len(cand), dtype=np.int8)]
     flags = np.zeros(n, dtype=np.uint8)
     flags[live & has_rows] = K.LIVE
     flags[primary & has_rows] |= K.PRIM
     flags[row_cell[rgrp >= 0]] |= K.ATT
     modes = {"exact": K.INTEGER, "modular": K.MODULAR, "float": K.FLOAT}
-    res = _eliminate(model, order, kinds, flags, modes[arithmetic], progress)
+    res = eliminate(model, order, kinds, flags, modes[arithmetic], progress)
     dec = res.decision
     secondary = np.zeros(n, dtype=bool)
     secondary[order[(dec == K.SECONDARY) | (dec == K.SECONDARY_SINGLE)]] = True

@@ -1,5 +1,5 @@
 """Arithmetic modulo the Mersenne prime ``P = 2**61 - 1`` and column fingerprints for the
-Gauss kernel (``_gauss_kernel.py``).
+Gauss kernel (``_gauss_kernel.py``; the records of arrays are those of ``_gauss_state.py``).
 
 Fingerprints.  Every tracked column (a primary, or the cell of a respondent with one
 single-contributor cell) carries two random linear functionals of itself modulo P,
@@ -24,7 +24,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["ATT", "LIVE", "PRIM", "P", "commit", "init", "matches", "table_size", "update_keys"]
+__all__ = [
+    "ATT",
+    "LIVE",
+    "PRIM",
+    "P",
+    "commit",
+    "init",
+    "invmod",
+    "matches",
+    "mulmod",
+    "rank_mod",
+    "residue",
+    "table_size",
+    "update_keys",
+]
 
 P = (1 << 61) - 1
 _M31 = (1 << 31) - 1
@@ -32,7 +46,7 @@ _M30 = (1 << 30) - 1
 
 
 @njit(cache=True, inline="always")
-def _mulmod(a, b):
+def mulmod(a, b):
     """``a * b mod P`` for residues ``a, b`` in ``[0, P)``, in int64 without overflow.
 
     With ``a = ah 2^31 + al`` and ``b = bh 2^31 + bl``: ``2^62 = 2`` and ``2^61 = 1`` mod P,
@@ -55,21 +69,21 @@ def _mulmod(a, b):
 
 
 @njit(cache=True)
-def _invmod(a):
+def invmod(a):
     """The inverse of the non-zero residue ``a`` modulo P (``a ** (P - 2)``)."""
     result = np.int64(1)
     base = np.int64(a)
     e = P - 2
     while e > 0:
         if e & 1:
-            result = _mulmod(result, base)
-        base = _mulmod(base, base)
+            result = mulmod(result, base)
+        base = mulmod(base, base)
         e >>= 1
     return result
 
 
 @njit(cache=True, inline="always")
-def _residue(v):
+def residue(v):
     """The residue of the integer ``v`` modulo P, in ``[0, P)``."""
     r = v % P
     if r < 0:
@@ -78,7 +92,7 @@ def _residue(v):
 
 
 @njit(cache=True)
-def _rank_mod(a):
+def rank_mod(a):
     """Rank modulo P of the residue matrix ``a`` (overwritten): fraction-free elimination,
     ``row_r <- pivot * row_r - a_rq * row_pivot``."""
     nr, nc = a.shape
@@ -104,7 +118,7 @@ def _rank_mod(a):
             if f == 0:
                 continue
             for x in range(q, nc):
-                v = _mulmod(p0, a[r, x]) - _mulmod(f, a[rank, x])
+                v = mulmod(p0, a[r, x]) - mulmod(f, a[rank, x])
                 if v < 0:
                     v += P
                 a[r, x] = v
@@ -164,7 +178,7 @@ def _delete(key, col, tkey, tcol):
 def _key(a, b):
     if b == 0:
         return P
-    return _mulmod(a, _invmod(b))
+    return mulmod(a, invmod(b))
 
 
 @njit(cache=True)
@@ -182,8 +196,12 @@ def _tracked(col, flags, cgrp, gsize):
 
 
 @njit(cache=True)
-def init(col_ptr, col_row, flags, cgrp, gsize, w1, w2, h1, h2, keyof, tkey, tcol, tstat):
-    """Fingerprints of the tracked columns of the model matrix (entries 1), and the table."""
+def init(col_ptr, col_row, flags, resp, fpr):
+    """Fingerprints of the tracked columns of the model matrix (entries 1), and the table
+    (``resp``: the :class:`Respondents`, ``fpr``: the :class:`Fingerprints` to fill)."""
+    cgrp, gsize = resp.cgrp, resp.gsize
+    w1, w2, h1, h2, keyof = fpr.w1, fpr.w2, fpr.h1, fpr.h2, fpr.keyof
+    tkey, tcol, tstat = fpr.tkey, fpr.tcol, fpr.tstat
     tkey[:] = _EMPTY
     tstat[0] = 0
     for c in range(flags.shape[0]):
@@ -206,46 +224,49 @@ def init(col_ptr, col_row, flags, cgrp, gsize, w1, w2, h1, h2, keyof, tkey, tcol
 
 
 @njit(cache=True)
-def update_keys(
-    k, jr, n_p, prv_c, prv_v, fa, fb, fg, integer, flags, cgrp, gsize,
-    w1, w2, h1, h2, nw1, nw2, ccol, nh1, nh2, nkey,
-):  # fmt: skip
+def update_keys(fpr, k, n_p, integer, flags, resp, work, buf):
     """The fingerprints after an update (see the module docstring), computed aside.
 
     The update dropped the pivot row ``jr[0]`` (its live columns and values ``prv_c`` /
-    ``prv_v[:n_p]``) and replaced row ``jr[i]`` by ``(fa[i] * row - fb[i] * pivot) / fg[i]``.
-    Writes the rows' new weights (``nw1`` / ``nw2``, per ``i``; ``integer`` arithmetic only)
-    and, for the tracked columns of the pivot row, their numbers ``ccol``, new fingerprints
-    ``nh1`` / ``nh2`` and keys ``nkey``.  Returns how many.
+    ``prv_v[:n_p]`` of ``buf``) and replaced row ``jr[i]`` by ``(fa[i] * row - fb[i] *
+    pivot) / fg[i]`` (``jr``, ``fa``, ``fb``, ``fg`` of ``work``).  Writes to ``fpr`` the
+    rows' new weights (``nw1`` / ``nw2``, per ``i``; ``integer`` arithmetic only) and, for
+    the tracked columns of the pivot row, their numbers ``ccol``, new fingerprints ``nh1`` /
+    ``nh2`` and keys ``nkey``.  Returns how many.
     """
+    jr, fa, fb, fg = work.jr, work.fa, work.fb, work.fg
+    prv_c, prv_v = buf.prv_c, buf.prv_v
+    cgrp, gsize = resp.cgrp, resp.gsize
+    w1, w2, h1, h2, nw1, nw2 = fpr.w1, fpr.w2, fpr.h1, fpr.h2, fpr.nw1, fpr.nw2
+    ccol, nh1, nh2, nkey = fpr.ccol, fpr.nh1, fpr.nh2, fpr.nkey
     s1 = w1[jr[0]]
     s2 = w2[jr[0]]
     for i in range(1, k):
         j = jr[i]
-        a = _residue(np.int64(fa[i]))
-        inv = a if (a == 1 or a == P - 1) else _invmod(a)
-        f = _mulmod(_residue(np.int64(fb[i])), inv)
-        s1 += _mulmod(w1[j], f)
+        a = residue(np.int64(fa[i]))
+        inv = a if (a == 1 or a == P - 1) else invmod(a)
+        f = mulmod(residue(np.int64(fb[i])), inv)
+        s1 += mulmod(w1[j], f)
         if s1 >= P:
             s1 -= P
-        s2 += _mulmod(w2[j], f)
+        s2 += mulmod(w2[j], f)
         if s2 >= P:
             s2 -= P
         if integer:
-            g = _mulmod(_residue(np.int64(fg[i])), inv)
-            nw1[i] = _mulmod(w1[j], g)
-            nw2[i] = _mulmod(w2[j], g)
+            g = mulmod(residue(np.int64(fg[i])), inv)
+            nw1[i] = mulmod(w1[j], g)
+            nw2[i] = mulmod(w2[j], g)
     n = 0
     for t in range(n_p):
         col = prv_c[t]
         kind = _tracked(col, flags, cgrp, gsize)
         if kind == 0:
             continue
-        v = _residue(np.int64(prv_v[t]))
-        a = h1[col] - _mulmod(v, s1)
+        v = residue(np.int64(prv_v[t]))
+        a = h1[col] - mulmod(v, s1)
         if a < 0:
             a += P
-        b = h2[col] - _mulmod(v, s2)
+        b = h2[col] - mulmod(v, s2)
         if b < 0:
             b += P
         ccol[n] = col
@@ -256,25 +277,22 @@ def update_keys(
     run = np.int64(1)
     for i in range(n):
         if nh2[i] != 0:
-            run = _mulmod(run, nh2[i])
+            run = mulmod(run, nh2[i])
         nkey[i] = run
-    inv = _invmod(run)
+    inv = invmod(run)
     for i in range(n - 1, -1, -1):
         if nh2[i] == 0:
             nkey[i] = P
             continue
         before = nkey[i - 1] if i > 0 else np.int64(1)
-        inv_i = _mulmod(inv, before)  # 1 / nh2[i]
-        inv = _mulmod(inv, nh2[i])  # 1 / (the product of the entries before i)
-        nkey[i] = _mulmod(nh1[i], inv_i)
+        inv_i = mulmod(inv, before)  # 1 / nh2[i]
+        inv = mulmod(inv, nh2[i])  # 1 / (the product of the entries before i)
+        nkey[i] = mulmod(nh1[i], inv_i)
     return n
 
 
 @njit(cache=True)
-def matches(
-    n, ccol, nkey, keyof, tkey, tcol, cstamp, tag, flags, cgrp, gsize, own, members, out_a,
-    out_b,
-):  # fmt: skip
+def matches(fpr, n, cstamp, tag, flags, resp):
     """Pairs (primary, one-cell respondent's cell, not his own) to check exactly after the
     update: one per key that a changed column has.
 
@@ -285,6 +303,9 @@ def matches(
     (a pair that fails the exact check is a collision: the caller then scans).  Returns the
     number of pairs written to ``out_a`` / ``out_b`` (-1: more keys than they hold).
     """
+    ccol, nkey, keyof, tkey, tcol = fpr.ccol, fpr.nkey, fpr.keyof, fpr.tkey, fpr.tcol
+    members, out_a, out_b = fpr.members, fpr.out_a, fpr.out_b
+    cgrp, gsize, own = resp.cgrp, resp.gsize, resp.own
     for i in range(n):
         cstamp[ccol[i]] = tag
     order = np.argsort(nkey[:n])
@@ -346,11 +367,12 @@ def matches(
 
 
 @njit(cache=True)
-def commit(
-    n, ccol, nh1, nh2, nkey, k, jr, nw1, nw2, integer, h1, h2, keyof, w1, w2,
-    tkey, tcol, tstat, flags, cgrp, gsize,
-):  # fmt: skip
+def commit(fpr, n, k, jr, integer, flags, resp):
     """Store the fingerprints that ``update_keys`` computed (the update stands)."""
+    ccol, nh1, nh2, nkey, nw1, nw2 = fpr.ccol, fpr.nh1, fpr.nh2, fpr.nkey, fpr.nw1, fpr.nw2
+    h1, h2, keyof, w1, w2 = fpr.h1, fpr.h2, fpr.keyof, fpr.w1, fpr.w2
+    tkey, tcol, tstat = fpr.tkey, fpr.tcol, fpr.tstat
+    cgrp, gsize = resp.cgrp, resp.gsize
     for i in range(n):
         col = ccol[i]
         if nkey[i] != keyof[col]:

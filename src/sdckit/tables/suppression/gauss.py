@@ -100,7 +100,6 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -109,7 +108,6 @@ import polars as pl
 import sdckit.tables.suppression._common as _common
 from sdckit.errors import InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Instance, Integer, Options, Param, Real
-from sdckit.tables._contributors import single_unit
 from sdckit.tables._method import TableMethod
 from sdckit.tables.audit._core import lp_audit
 from sdckit.tables.suppression._common import (
@@ -123,32 +121,27 @@ from sdckit.tables.suppression._common import (
     search_costs,
     under_protected,
 )
+from sdckit.tables.suppression.elimination import (
+    BUDGET,
+    Limits,
+    build_model,
+    eliminate,
+    fingerprint_weights,
+    kernel,
+    respondent_groups,
+)
+from sdckit.tables.suppression.elimination import candidate_order as _order
+from sdckit.tables.suppression.elimination import model_from_entries as model_from_entries
 from sdckit.tables.table import CellStatus, Table
 from sdckit.twins import function_twin
 
 __all__ = ["GaussSuppression", "suppress_gauss"]
 
 
-def _fingerprints() -> Any:
-    """The fingerprint module of the kernel (numba), imported on first use."""
-    import sdckit.tables.suppression._gauss_modular as fingerprints
-
-    return fingerprints
-
-
-def _kernel() -> Any:
-    """The numba kernel module, imported on first use (numba adds a tenth of a second to
-    ``import sdckit.tables``)."""
-    import sdckit.tables.suppression._gauss_kernel as kernel
-
-    return kernel
-
-
 _CELLS = Instance(
     (np.ndarray, pl.Series, list, tuple), "cell numbers or a boolean mask, one entry per cell"
 )
 _IDS = Instance((np.ndarray, pl.Series, list, tuple), "one respondent number per cell (integers)")
-_TOL = 1e-9
 #: Above this many cells the elimination's pattern goes to the completion sub-table by
 #: sub-table without an audit of its own (on the 1,000,000-cell benchmark table that audit
 #: took 178 s, the completion and its repair about a minute).
@@ -156,18 +149,13 @@ _AUDIT_FIRST_UP_TO = 200_000
 #: Rule R1 for one-cell respondents by column fingerprints (exact and modular arithmetic);
 #: ``False`` scans the rows instead, as in floating point (the tests compare both paths).
 _FINGERPRINTS = True
-#: The cells published first are taken by the fewest moves changing them at the time
-#: (``False``: in the order given; the tests compare both), in chunks of at least
-#: ``_FEWEST_CHUNK`` and at most a ``1 / _FEWEST_SHARE`` of those left.
-_FEWEST_FIRST = True
-_FEWEST_CHUNK = 256
-_FEWEST_SHARE = 64
+#: The row weights of the fingerprints (the tests replace them by weights that collide).
+_fingerprint_weights = fingerprint_weights
 #: The clock of ``elimination_time_limit`` (the tests replace it).
 _CLOCK = time.perf_counter
 #: In the last part of the time limit, a candidate whose update would merge more than this
-#: many row entries is suppressed unchecked (a late candidate of the 1,000,000-cell
-#: five-dimensional benchmark table merges about a million).
-_BUDGET = 1 << 15
+#: many row entries is suppressed unchecked (see ``elimination.BUDGET``).
+_BUDGET = BUDGET
 #: That last part: this fraction of the limit (on that table 0.3 gave 117,191 secondaries
 #: worth 40.4 M and ended at 526 s of 600; 0.1 gave 153,724 worth 44.1 M).
 _BUDGET_SHARE = 0.3
@@ -177,364 +165,6 @@ _STOP_AT: int | None = None
 _CUT_AT: int | None = None
 
 
-def _fingerprint_weights(m: int, prime: int) -> tuple[np.ndarray, np.ndarray]:
-    """The two sets of random row weights of the fingerprints, residues in ``[1, prime)``.
-
-    Seeded with a constant: the weights change no decision, only the work (a collision of
-    two keys is checked exactly and then falls back to scanning the rows).  The tests
-    replace this function by weights that collide on purpose.
-    """
-    rng = np.random.default_rng(0x5DC)
-    w1 = rng.integers(1, prime, size=m, dtype=np.int64)
-    w2 = rng.integers(1, prime, size=m, dtype=np.int64)
-    return w1, w2
-
-
-# --------------------------------------------------------------------------- the model
-@dataclass
-class _Model:
-    """The model matrix of a table and the roles of its cells, ready for the kernel."""
-
-    m: int  # rows (non-empty inner cells)
-    n: int  # cells
-    row_cell: np.ndarray  # cell of each row
-    row_ptr: np.ndarray  # CSR of the rows (live cells only)
-    row_col: np.ndarray
-    col_ptr: np.ndarray  # CSC (rows of each cell)
-    col_row: np.ndarray
-    n_rows: np.ndarray  # rows under each cell
-    rgrp: np.ndarray  # respondent group of each single-contributor row (-1: other rows)
-    gsize: np.ndarray
-    own: np.ndarray  # the group all of a cell's rows belong to (-1: none)
-    cgrp: np.ndarray  # the group of an attacker cell (-1: not an attacker)
-    gptr: np.ndarray  # CSR of the cells of each group
-    gcells: np.ndarray
-    tie: np.ndarray  # X' X weight: the order of equal candidates
-
-
-def _ancestors(h: Any) -> tuple[np.ndarray, np.ndarray]:
-    """CSR of every node's ancestors (itself included), in increasing node order."""
-    nodes, ancs = h.ancestor_pairs
-    order = np.lexsort((ancs, nodes))
-    ptr = np.zeros(h.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(nodes, minlength=h.size), out=ptr[1:])
-    return ptr, ancs[order].astype(np.int64)
-
-
-def _build_model(
-    table: Table,
-    live: np.ndarray,
-    rows_mask: np.ndarray,
-    groups: np.ndarray,
-    weight: np.ndarray | None = None,
-) -> _Model:
-    """Rows: the cells of ``rows_mask`` (inner, non-empty); columns: the ``live`` cells.
-
-    With ``weight`` (one per cell), ``tie`` is ``X' X weight`` over every cell of the table:
-    for each cell, the weight of all cells sharing an inner cell with it (counted per inner
-    cell), the order of equal candidates (see ``_order``).
-    """
-    row_cell = np.flatnonzero(rows_mask)
-    pr, acc = model_entries(table, row_cell)
-    return model_from_entries(
-        len(row_cell), table.n_cells, pr, acc, row_cell, live, groups[row_cell], weight
-    )
-
-
-def model_entries(table: Table, row_cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The model matrix's entries ``(row, cell)``: every cell that holds inner cell
-    ``row_cell[row]`` (itself and each of its totals), grouped by row, increasing in cell."""
-    m = len(row_cell)
-    shape = table.shape
-    strides = np.ones(len(shape), dtype=np.int64)
-    for d in range(len(shape) - 2, -1, -1):
-        strides[d] = strides[d + 1] * shape[d + 1]
-    leaf = np.unravel_index(row_cell, shape)
-    pr = np.arange(m, dtype=np.int64)
-    acc = np.zeros(m, dtype=np.int64)
-    for d, h in enumerate(table.hierarchies):
-        ptr, anc = _ancestors(h)
-        node = leaf[d][pr]
-        cnt = ptr[node + 1] - ptr[node]
-        first = np.repeat(ptr[node], cnt)
-        offs = np.arange(int(cnt.sum()), dtype=np.int64) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-        acc = np.repeat(acc, cnt) + anc[first + offs] * strides[d]
-        pr = np.repeat(pr, cnt)
-        del first, offs, node, cnt
-    return pr, acc
-
-
-def model_from_entries(
-    m: int,
-    n: int,
-    pr: np.ndarray,
-    acc: np.ndarray,
-    row_cell: np.ndarray,
-    live: np.ndarray,
-    rgrp: np.ndarray,
-    weight: np.ndarray | None = None,
-) -> _Model:
-    """The kernel's model from the entries ``(pr, acc)`` of an ``m x n`` 0/1 model matrix.
-
-    ``pr`` must be grouped by row and increasing in ``acc`` within a row.  ``row_cell`` is
-    the cell each row is (the attacker cell of a single-contributor row), ``rgrp`` the
-    respondent group of each row (-1: none); only the ``live`` columns are kept.
-    """
-    tie = np.zeros(n)
-    if weight is not None:
-        row_weight = np.bincount(pr, weights=weight[acc], minlength=m)
-        tie = np.bincount(acc, weights=row_weight[pr], minlength=n)
-        del row_weight
-    keep = live[acc]
-    pr, acc = pr[keep], acc[keep]
-    # rows: already grouped by row and increasing in cell number within a row
-    row_ptr = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(pr, minlength=m), out=row_ptr[1:])
-    order = np.argsort(acc, kind="stable")
-    col_row = pr[order]
-    del order
-    n_rows = np.bincount(acc, minlength=n).astype(np.int64)
-    col_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(n_rows, out=col_ptr[1:])
-    g_count = int(rgrp.max(initial=-1)) + 1
-    gsize = np.bincount(rgrp[rgrp >= 0], minlength=g_count).astype(np.int64)
-    if len(gsize) == 0:
-        gsize = np.zeros(1, dtype=np.int64)
-    own = np.full(n, -1, dtype=np.int64)
-    has = n_rows > 0
-    if len(col_row):
-        g_of = rgrp[col_row]
-        starts = col_ptr[:-1][has]
-        lo = np.minimum.reduceat(g_of, starts)
-        hi = np.maximum.reduceat(g_of, starts)
-        own[np.flatnonzero(has)] = np.where((lo == hi) & (lo >= 0), lo, -1)
-    cgrp = np.full(n, -1, dtype=np.int64)
-    single = rgrp >= 0
-    cgrp[row_cell[single]] = rgrp[single]
-    by_group = np.argsort(rgrp[single], kind="stable")
-    gcells = row_cell[single][by_group].astype(np.int64)
-    gptr = np.zeros(len(gsize) + 1, dtype=np.int64)
-    np.cumsum(gsize, out=gptr[1:])
-    return _Model(
-        m, n, row_cell.astype(np.int64), row_ptr, acc.astype(np.int32), col_ptr,
-        col_row.astype(np.int32), n_rows, rgrp.astype(np.int64), gsize, own, cgrp, gptr, gcells,
-        tie,
-    )  # fmt: skip
-
-
-@dataclass
-class _Elimination:
-    decision: np.ndarray  # per position of the order
-    unsafe: np.ndarray  # per cell: 1 computable, 2 computable by one respondent
-    counters: np.ndarray
-    mode: int  # the arithmetic at the end (K.FLOAT, K.INTEGER, K.MODULAR)
-    modular_from: int  # the position from which it went on modulo P (-1: never)
-    budget_from: int  # candidates decided before the budget mode (-1: never in it)
-    #: (row, j, value) of the moves left in the columns ``extract[j]`` (see _eliminate)
-    extracted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-
-def _eliminate(
-    model: _Model,
-    order: np.ndarray,
-    kinds: np.ndarray,
-    flags: np.ndarray,
-    mode: int,
-    progress: Callable[[str, int, int], Any] | None,
-    budget_at: float | None = None,
-    deadline: float | None = None,
-    stop_at: int | None = None,
-    cut_at: int | None = None,
-    extract: np.ndarray | None = None,
-) -> _Elimination:
-    """Run the kernel over ``order`` chunk by chunk.
-
-    From the time ``budget_at`` (of ``_CLOCK``), or from position ``stop_at``, the
-    elimination goes on in budget mode, once every cell to publish first (``kinds`` 1, never
-    suppressed) is decided: a candidate whose update would merge more than ``_BUDGET`` row
-    entries is suppressed unchecked (``K.STOPPED``), the cheaper ones are decided as before.
-    From ``deadline`` (or position ``cut_at``) the candidates left are decided without
-    updates: published when their column is zero (already computable from the published
-    cells, so publishing them tells nothing new), suppressed (``K.STOPPED``) otherwise.
-    Suppressing a candidate is always safe, and every published cell passed the checks, so
-    the pattern keeps every rule.
-
-    The cells to publish first (``kinds`` 1, at the start of ``order``) are taken in the
-    order of the fewest moves that change them *now*: that part of ``order`` is sorted again
-    before every chunk (kept small there) by the current counts.  A cell changed by one move
-    is published by dropping that move, with no update, and the fill-in of the others stays
-    low.  The span of the moves once they are all published, and so every decision, does not
-    depend on their order (on the 1,075,932-cell five-dimensional table of
-    ``bench/bench_gauss.py``, the rank test of a pattern took 150 s in this order and 370 s in
-    the order of the rows at the start).  ``order`` is permuted in place there, so
-    ``decision`` refers to the order as it ends.
-
-    ``extract`` (cell numbers) asks for the entries of the moves left at the end in those
-    cells' columns (``extracted``: exact integers unless ``mode`` went modular).
-    """
-    K = _kernel()
-    m, n = model.m, model.n
-    vdt = np.float64 if mode == K.FLOAT else np.int64
-    nnz = len(model.row_col)
-    rs = model.row_ptr[:-1].copy()
-    rl = np.diff(model.row_ptr).astype(np.int64)
-    rcap = rl.copy()
-    ralive = np.ones(m, dtype=np.uint8)
-    pool = max(3 * nnz, 1 << 16)
-    pc = np.zeros(pool, dtype=np.int32)
-    pc[:nnz] = model.row_col
-    pv = np.zeros(pool, dtype=vdt)
-    pv[:nnz] = 1
-    cs = model.col_ptr[:-1].copy()
-    cl = model.n_rows.copy()
-    lp = model.col_row.copy()
-    chead = np.full(n, -1, dtype=np.int64)
-    log = max(nnz, 1 << 16)
-    lg_row = np.zeros(log, dtype=np.int32)
-    lg_next = np.zeros(log, dtype=np.int64)
-    cnt = model.n_rows.copy()
-    flags = flags.copy()
-    hist_p = np.bincount(cnt[(flags & K.PRIM) > 0], minlength=m + 2).astype(np.int64)
-    hist_a = np.bincount(cnt[(flags & K.ATT) > 0], minlength=m + 2).astype(np.int64)
-    ctr = np.zeros(K.N_COUNTERS, dtype=np.int64)
-    ctr[K.C_PTOP] = nnz
-    ctr[K.C_NATT] = int(np.sum((flags & K.ATT) > 0))
-    ctr[K.C_NMULTI] = int(np.sum(model.gsize >= 2))
-    n_groups = len(model.gsize)
-    gmax = int(model.gsize.max(initial=1))
-    stamp = np.zeros(m, dtype=np.int64)
-    stamp2 = np.zeros(m, dtype=np.int64)
-    cstamp = np.zeros(n, dtype=np.int64)
-    share = np.zeros(n, dtype=np.int64)
-    rmap = np.zeros((m, 2), dtype=np.int64)
-    gseen = np.zeros(n_groups, dtype=np.int64)
-    gseen2 = np.zeros(n_groups, dtype=np.int64)
-    jr = np.zeros(m, dtype=np.int64)
-    jv = np.zeros(m, dtype=vdt)
-    keys = np.zeros(m, dtype=np.int64)
-    width = int(rl.max(initial=0)) * 2 + 16
-    prv_c = np.zeros(width, dtype=np.int32)
-    prv_v = np.zeros(width, dtype=vdt)
-    cur_c = np.zeros(width, dtype=np.int32)
-    cur_v = np.zeros(width, dtype=vdt)
-    s_c = np.zeros(width, dtype=np.int32)
-    s_v = np.zeros(width, dtype=vdt)
-    fills = np.zeros(width, dtype=np.int64)
-    u_rs = np.zeros(m, dtype=np.int64)
-    u_rl = np.zeros(m, dtype=np.int64)
-    u_rcap = np.zeros(m, dtype=np.int64)
-    u_cols = np.zeros(n, dtype=np.int64)
-    u_cnt = np.zeros(n, dtype=np.int64)
-    u_head = np.zeros(n, dtype=np.int64)
-    ub_c = np.zeros(max(4 * width, 1 << 16), dtype=np.int32)
-    ub_v = np.zeros(ub_c.shape[0], dtype=vdt)
-    u_off = np.zeros(m, dtype=np.int64)
-    wr = np.zeros(m, dtype=np.int64)
-    wv = np.zeros(m, dtype=vdt)
-    tmp = np.zeros(2 * gmax + 4, dtype=np.int64)
-    fa = np.zeros(m, dtype=vdt)
-    fb = np.zeros(m, dtype=vdt)
-    fg = np.zeros(m, dtype=vdt)
-    # fingerprints of the primaries and one-cell respondents' cells (rule R1 by hashing)
-    fp = _fingerprints()
-    hashed = _FINGERPRINTS and mode != K.FLOAT and ctr[K.C_NATT] > 0
-    n_fp = n if hashed else 1
-    m_fp = m if hashed else 1
-    w1, w2 = _fingerprint_weights(m_fp, fp.P)
-    h1 = np.zeros(n_fp, dtype=np.int64)
-    h2 = np.zeros(n_fp, dtype=np.int64)
-    keyof = np.zeros(n_fp, dtype=np.int64)
-    size = fp.table_size(int(np.sum((flags & (K.PRIM | K.ATT)) > 0)) if hashed else 0)
-    tkey = np.zeros(size, dtype=np.int64)
-    tcol = np.zeros(size, dtype=np.int64)
-    tstat = np.zeros(2, dtype=np.int64)
-    nw1 = np.zeros(m_fp, dtype=np.int64)
-    nw2 = np.zeros(m_fp, dtype=np.int64)
-    ccol = np.zeros(n_fp, dtype=np.int64)
-    nh1 = np.zeros(n_fp, dtype=np.int64)
-    nh2 = np.zeros(n_fp, dtype=np.int64)
-    nkey = np.zeros(n_fp, dtype=np.int64)
-    fp_members = np.zeros(n_fp, dtype=np.int64)
-    out_a = np.zeros(1 << 16, dtype=np.int64)
-    out_b = np.zeros(1 << 16, dtype=np.int64)
-    if hashed:
-        fp.init(
-            model.col_ptr, model.col_row, flags, model.cgrp, model.gsize, w1, w2, h1, h2, keyof,
-            tkey, tcol, tstat,
-        )  # fmt: skip
-    decision = np.zeros(len(order), dtype=np.int8)
-    unsafe = np.zeros(n, dtype=np.int8)
-    total = len(order)
-    n_first = int(np.count_nonzero(kinds))
-    pos = 0
-    chunk = 256
-    budget_pos = cut_from = -1  # positions where the budget mode and the cut began
-    budget = 0
-    if progress is not None:
-        progress("elimination", 0, total)
-    while pos < total:
-        now = _CLOCK() if budget_at is not None else 0.0
-        due = (budget_at is not None and now >= budget_at) or (
-            stop_at is not None and pos >= stop_at
-        )
-        if budget_pos < 0 and pos >= n_first and due:
-            budget_pos, budget = pos, _BUDGET
-        if budget_pos >= 0 and (
-            (deadline is not None and now >= deadline) or (cut_at is not None and pos >= cut_at)
-        ):
-            cut_from = pos
-            break
-        first_left = n_first - pos
-        if _FEWEST_FIRST and first_left > 1:
-            by_count = pos + np.argsort(cnt[order[pos:n_first]], kind="stable")
-            order[pos:n_first] = order[by_count]
-            chunk = min(chunk, max(_FEWEST_CHUNK, first_left // _FEWEST_SHARE))
-        hi = min(total, pos + chunk)
-        # the test hooks' positions end a chunk
-        if budget_pos < 0 and stop_at is not None and pos < max(stop_at, n_first):
-            hi = min(hi, max(stop_at, n_first))
-        if budget_pos >= 0 and cut_at is not None:
-            hi = min(hi, max(cut_at, pos + 1))
-        started = time.perf_counter()
-        (
-            pc, pv, lp, lg_row, lg_next, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills, ub_c, ub_v,
-        ) = K.run_chunk(
-            order, kinds, pos, hi, decision, unsafe,
-            rs, rl, rcap, ralive, pc, pv,
-            cs, cl, lp, chead, lg_row, lg_next,
-            cnt, flags, model.own, model.cgrp, model.gsize, model.gptr, model.gcells,
-            hist_p, hist_a,
-            ctr, stamp, stamp2, cstamp, share, rmap, gseen, gseen2,
-            jr, jv, keys, prv_c, prv_v, cur_c, cur_v, s_c, s_v, fills,
-            u_rs, u_rl, u_rcap, u_cols, u_cnt, u_head, ub_c, ub_v, u_off,
-            wr, wv, tmp, fa, fb, fg,
-            hashed, w1, w2, h1, h2, keyof, tkey, tcol, tstat, nw1, nw2, ccol, nh1, nh2, nkey,
-            fp_members, out_a, out_b,
-            mode, _TOL, budget,
-        )  # fmt: skip
-        mode = int(ctr[K.C_MODE])
-        pos = hi
-        spent = time.perf_counter() - started
-        # about half a second per chunk between progress reports
-        chunk = int(min(max(chunk * (0.5 / max(spent, 1e-3)), 64), 1 << 20))
-        if progress is not None:
-            progress("elimination", pos, total)
-    if cut_from >= 0:
-        # the candidates left: published if already computable, else suppressed
-        computable = cnt[order[cut_from:]] == 0
-        decision[cut_from:] = np.where(computable, K.IN_SPAN, K.STOPPED)
-        if progress is not None:
-            progress("elimination", total, total)
-    budget_from = budget_pos - n_first if budget_pos >= 0 else -1
-    extracted = None
-    if extract is not None:
-        cols = np.asarray(extract, dtype=np.int32)
-        extracted = K.column_entries(rs, rl, ralive, pc, pv, cols)
-    return _Elimination(
-        decision, unsafe, ctr, mode, int(ctr[K.C_MOD_FROM]) - 1, budget_from, extracted
-    )
-
-
 # --------------------------------------------------------------------------- the method
 def _cells(table: Table, cells: Any, name: str) -> np.ndarray:
     if cells is None:
@@ -542,46 +172,6 @@ def _cells(table: Table, cells: Any, name: str) -> np.ndarray:
     if isinstance(cells, pl.Series):
         cells = cells.to_numpy()
     return table._cells_mask(cells, name)
-
-
-def _groups(table: Table, rows_mask: np.ndarray, singletons: bool, contributors: Any) -> np.ndarray:
-    """The respondent group of each single-contributor inner cell (-1 elsewhere)."""
-    groups = np.full(table.n_cells, -1, dtype=np.int64)
-    if not singletons:
-        return groups
-    single = rows_mask & (table.n_contributors == 1)
-    if contributors is None:
-        # a table built with respondent/holding ids knows whose cells they are
-        contributors = single_unit(table.contributions, table.n_cells)
-    if contributors is None:
-        groups[single] = np.arange(int(single.sum()))
-        return groups
-    ids = contributors.to_numpy() if isinstance(contributors, pl.Series) else contributors
-    ids = np.asarray(ids)
-    if ids.shape != (table.n_cells,) or not (
-        np.issubdtype(ids.dtype, np.integer)
-        or (np.issubdtype(ids.dtype, np.floating) and np.all(ids[single] == np.round(ids[single])))
-    ):
-        raise ParameterError(
-            "GaussSuppression: 'contributors' must hold one integer respondent number per cell "
-            "(used for the single-contributor inner cells)."
-        )
-    _, codes = np.unique(ids[single].astype(np.int64), return_inverse=True)
-    groups[single] = codes
-    return groups
-
-
-def _order(search: np.ndarray, model: _Model, cells: np.ndarray) -> np.ndarray:
-    """``cells`` by decreasing cost, then by decreasing ``tie`` (the weight of the cells they
-    share inner cells with: of two equal cells the one in the larger margins is published),
-    then by decreasing number of inner cells, then by number.
-
-    The tie order is GaussSuppression's (``CandidatesDefault``: ``X' X (freq + 1)``); on
-    SSBtools' z1 table it gives that package's published pattern (3 secondaries where the
-    order by cell number gave 5).
-    """
-    keys = (cells, -model.n_rows[cells], -model.tie[cells], -search[cells])
-    return cells[np.lexsort(keys)]
 
 
 def _gauss_pattern(
@@ -599,7 +189,7 @@ def _gauss_pattern(
     time_limit: float | None = None,
 ) -> tuple[Table, dict[str, Any], np.ndarray, np.ndarray]:
     """One run of the elimination; returns the table, figures, and the unsafe primaries."""
-    K = _kernel()
+    K = kernel()
     t0 = time.perf_counter()
     status = table.status
     primary = status == CellStatus.PRIMARY
@@ -611,12 +201,12 @@ def _gauss_pattern(
     rows_mask = inner & (~empty | zero_candidate)
     candidate = ((status == CellStatus.SAFE) | zero_candidate) & ~forced & ~hidden & ~frozen
     publish_first = (frozen | (status == CellStatus.PROTECTED) | empty) & ~primary & ~candidate
-    groups = _groups(table, rows_mask, singletons, contributors)
+    groups = respondent_groups(table, rows_mask, singletons, contributors)
     attacker = groups >= 0
     live = primary | candidate | publish_first | attacker
     if progress is not None:
         progress("model", 0, 1)
-    model = _build_model(table, live, rows_mask, groups, np.abs(w) + 1.0)
+    model = build_model(table, live, rows_mask, groups, np.abs(w) + 1.0)
     if progress is not None:
         progress("model", 1, 1)
     t1 = time.perf_counter()
@@ -635,10 +225,11 @@ def _gauss_pattern(
     if time_limit is not None:
         deadline = _CLOCK() + time_limit
         budget_at = deadline - _BUDGET_SHARE * time_limit
-    res = _eliminate(
-        model, order, kinds, flags, modes[arithmetic], progress, budget_at=budget_at,
-        deadline=deadline, stop_at=_STOP_AT, cut_at=_CUT_AT,
-    )  # fmt: skip
+    limits = Limits(budget_at, deadline, _STOP_AT, _CUT_AT, _BUDGET, _CLOCK)
+    weights = _fingerprint_weights if _FINGERPRINTS else None
+    res = eliminate(
+        model, order, kinds, flags, modes[arithmetic], progress, limits=limits, weights=weights
+    )
     t2 = time.perf_counter()
     dec = res.decision
     secondary = np.zeros(table.n_cells, dtype=bool)
@@ -953,7 +544,7 @@ class GaussSuppression(TableMethod):
             )
         details.update(repaired=repaired, audit_rounds=rounds)
         return make_result(
-            out, table, "gauss", w, False, time.perf_counter() - start, verdict, **details
+            out, table, self, w, False, time.perf_counter() - start, verdict, **details
         )
 
     @classmethod

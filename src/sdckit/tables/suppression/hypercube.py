@@ -243,7 +243,7 @@ class HypercubeSuppression(TableMethod):
         return make_result(
             out,
             table,
-            "hypercube",
+            self,
             w,
             False,
             time.perf_counter() - start,

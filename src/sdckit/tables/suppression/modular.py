@@ -487,7 +487,7 @@ class ModularSuppression(TableMethod):
         return make_result(
             out,
             table,
-            "modular",
+            self,
             w,
             False,
             time.perf_counter() - start,

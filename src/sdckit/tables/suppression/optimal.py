@@ -254,7 +254,7 @@ class OptimalSuppression(TableMethod):
         return make_result(
             result,
             table,
-            "optimal",
+            self,
             w,
             out.optimal,
             time.perf_counter() - start,
