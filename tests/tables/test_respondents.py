@@ -37,7 +37,7 @@ from sdckit.tables import (
     evaluate_rules,
 )
 from sdckit.tables._contributors import single_unit
-from sdckit.tables.suppression.gauss import _groups
+from sdckit.tables.suppression.elimination import respondent_groups as _groups
 
 RECORDS = pl.DataFrame(
     {

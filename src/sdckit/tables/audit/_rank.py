@@ -39,10 +39,6 @@ import numpy as np
 
 from sdckit.errors import ParameterError
 from sdckit.tables.audit._core import AuditResult, on_bounds
-from sdckit.tables.suppression.elimination import build_model as _build_model
-from sdckit.tables.suppression.elimination import eliminate as _eliminate
-from sdckit.tables.suppression.elimination import kernel as _kernel
-from sdckit.tables.suppression.elimination import respondent_groups as _groups
 from sdckit.tables.table import CellStatus, Table
 
 __all__ = ["RankTest", "check_rank_levels", "rank_audit", "rank_test"]
@@ -217,7 +213,16 @@ def _unsafe(
     ``known`` one) published, taken in by the fewest moves changing them at the time (see
     ``elimination.eliminate``); and of the ``free`` primaries (on a bound), those the bounds pin.
     """
-    K = _kernel()
+    # the elimination kernel of the Gauss method, imported on use: the suppression package
+    # imports the audit, so the audit reaches into it only when it runs
+    from sdckit.tables.suppression.elimination import (
+        build_model,
+        eliminate,
+        kernel,
+        respondent_groups,
+    )
+
+    K = kernel()
     status = table.status
     primary = status == CellStatus.PRIMARY
     hidden = table.suppressed
@@ -225,10 +230,10 @@ def _unsafe(
     # an unknown like any other)
     rows_mask = ~table.is_total & ((status != CellStatus.EMPTY) | hidden)
     published = ~hidden if known is None else ~hidden | known
-    groups = _groups(table, rows_mask, respondents, contributors)
+    groups = respondent_groups(table, rows_mask, respondents, contributors)
     attacker = groups >= 0
     live = primary | published | attacker
-    model = _build_model(table, live, rows_mask, groups)
+    model = build_model(table, live, rows_mask, groups)
     has_rows = model.n_rows > 0
     first = np.flatnonzero(published & has_rows)  # the kernel orders them (fewest first)
     flags = np.zeros(table.n_cells, dtype=np.uint8)
@@ -237,7 +242,7 @@ def _unsafe(
     flags[attacker] |= K.ATT
     kinds = np.ones(len(first), dtype=np.int8)
     free = np.zeros(0, dtype=np.int64) if free is None else free
-    res = _eliminate(
+    res = eliminate(
         model, first, kinds, flags, K.INTEGER, progress, extract=free if len(free) else None
     )
     found = np.union1d(np.flatnonzero(res.unsafe > 0), np.flatnonzero(primary & ~has_rows))
