@@ -600,6 +600,261 @@ SPECS = {
 }
 
 
+# ------------------------------------------------------------------------------------ holdings
+#
+# Issue 29: the same business table with holdings protected by both tools from one batch.  The
+# register (generate_business_register) is written as tau-ARGUS microdata, one fixed-format
+# record per local unit with a <HOLDING> variable; the batch's <SAFETYRULE> has individual
+# (record-level) and holding-level rules in tau-ARGUS's slots: the 1st and 2nd P rule and the
+# 1st FREQ rule count records, the 3rd and 4th P rule and the 2nd FREQ rule count holdings.
+# pytauargus runs the batch; sdckit loads the same batch (load_arb_jobs) and runs it.
+
+HOLD_RULE = "P(15,1)|P(0,1)|P(15,1)|FREQ(3,10)|FREQ(3,10)"
+HOLD_SIZES = {"0-9": "1", "10-49": "2", "50-249": "3", "250+": "4"}
+
+HOLD_DRIVER = textwrap.dedent(
+    """
+    import json, sys, time
+    from pathlib import Path
+    from pytauargus.batch import Suppress, parse_batch
+    from pytauargus.engine import Engine
+    work, arb = Path(sys.argv[1]), Path(sys.argv[2])
+    eng = Engine()
+    eng._work_dir = work
+    info = {}
+    for cmd in parse_batch(arb):
+        if isinstance(cmd, Suppress):
+            # the primaries (status U) as the rules left them, then the pattern
+            eng.write_intermediate_table(0, str(work / "tau_primary.tab"), simple=True)
+            start, cpu = time.perf_counter(), time.process_time()
+            eng._execute(cmd)
+            info = {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}
+            eng.write_intermediate_table(0, str(work / "tau_pattern.tab"), simple=True)
+        else:
+            eng._execute(cmd)
+    print(json.dumps(info))
+    """
+)
+
+
+def holdings_files(frame: pl.DataFrame, work: Path, suppress: str) -> Path:
+    """The register as tau-ARGUS microdata with a ``<HOLDING>`` variable, and its batch.
+
+    One fixed-format record per local unit: activity, region, size class (1-4), holding,
+    turnover in whole thousands.  An independent enterprise is a holding of its own (``E`` and
+    its number; a group is ``H`` and its number); records sorted by holding, as tau-ARGUS
+    expects the records of a holding together.  Returns the batch file.
+    """
+    from sdckit.datasets import BUSINESS_HIERARCHIES
+
+    holding = frame.select(
+        pl.when(pl.col("holding_id").is_null())
+        .then(pl.lit("E") + pl.col("enterprise_id").cast(pl.Utf8))
+        .otherwise(pl.lit("H") + pl.col("holding_id").cast(pl.Int64).cast(pl.Utf8))
+    ).to_series()
+    order = np.argsort(holding.to_numpy(), kind="stable")
+    columns = [
+        frame["activity"].to_numpy()[order],
+        frame["region"].to_numpy()[order],
+        frame["size_class"].to_numpy()[order],
+        holding.to_numpy()[order],
+        np.round(frame["turnover"].to_numpy()).astype(np.int64)[order],
+    ]
+    lines = [
+        f"{a:<3}{r:<2}{HOLD_SIZES[s]}{h:<8}{v:>12}" for a, r, s, h, v in zip(*columns, strict=True)
+    ]
+    (work / "b.asc").write_text("\n".join(lines) + "\n")
+    meta: list[str] = []
+    layout = (("Activity", 1, 3, "activity"), ("Region", 4, 2, "region"), ("Size", 6, 1, None))
+    for name, start, width, tree_name in layout:
+        meta += [f"{name} {start} {width}", "  <RECODEABLE>", '  <TOTCODE> "Total"']
+        if tree_name:
+            tree = BUSINESS_HIERARCHIES[tree_name]
+            hrc = [c for top in tree["Total"] for c in (top, *("@" + k for k in tree[top]))]
+            (work / f"{tree_name}.hrc").write_text("\n".join(hrc) + "\n")
+            meta += [
+                "  <HIERARCHICAL>",
+                f'  <HIERCODELIST> "{tree_name}.hrc"',
+                '  <HIERLEADSTRING> "@"',
+            ]
+    meta += ["Holding 7 8", "  <HOLDING>", "Turnover 15 12", "  <NUMERIC>", "  <DECIMALS> 0"]
+    (work / "b.rda").write_text("\n".join(meta) + "\n")
+    arb = work / "b.arb"
+    arb.write_text(
+        '<OPENMICRODATA> "b.asc"\n<OPENMETADATA> "b.rda"\n'
+        '<SPECIFYTABLE> "Activity""Region""Size"|"Turnover"|"Turnover"|"Turnover"\n'
+        f"<SAFETYRULE> {HOLD_RULE}\n<READMICRODATA>\n<SUPPRESS> {suppress}\n"
+    )
+    return arb
+
+
+def run_tau_batch(tau_python: str, work: Path, arb: Path, timeout: float) -> dict[str, Any]:
+    """pytauargus on the batch (a child process): its primaries' and its pattern's files."""
+    (work / "hold_driver.py").write_text(HOLD_DRIVER)
+    cmd = [os.path.abspath(tau_python), str(work / "hold_driver.py"), str(work), str(arb)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=work
+        )
+    except subprocess.TimeoutExpired:
+        return {"status": f"not finished in {timeout:.0f} s"}
+    if proc.returncode != 0:
+        return {"status": "failed", "message": (proc.stderr or proc.stdout).strip()[-2000:]}
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"status": "ok", "wall": time.perf_counter() - start, **info}
+
+
+def _same_cells(source: Table, target: Table) -> np.ndarray:
+    """For each cell of ``target``, the number of the cell with the same codes in ``source``."""
+    codes = _codes(source)
+    where = {
+        tuple(codes[d][i] for d, i in enumerate(row)): n
+        for n, row in enumerate(source.node_index.tolist())
+    }
+    tcodes = _codes(target)
+    return np.array(
+        [
+            where[tuple(tcodes[d][i] for d, i in enumerate(row))]
+            for row in target.node_index.tolist()
+        ]
+    )
+
+
+def _units_table(frame: pl.DataFrame, rules_table: Table) -> Table:
+    """The batch's table rebuilt with its units: enterprises (respondents) in holdings, and the
+    primaries, protection levels and bounds of sdckit's rules; the insider audit's table."""
+    data = frame.select(
+        pl.col("activity").alias("Activity"),
+        pl.col("region").alias("Region"),
+        pl.col("size_class").replace_strict(HOLD_SIZES).alias("Size"),
+        pl.col("turnover").round(0).alias("Turnover"),
+        "enterprise_id",
+        "holding_id",
+    )
+    hier = dict(zip(rules_table.dimensions, rules_table.hierarchies, strict=True))
+    units = Table.from_microdata(
+        data, hier, "Turnover", respondent="enterprise_id", holding="holding_id"
+    )
+    src = _same_cells(rules_table, units)
+    assert np.allclose(units.values, rules_table.values[src]), "the two tables differ"
+    return units.with_status(
+        status=rules_table.status[src],
+        upper=rules_table.upper[src],
+        lower=rules_table.lower[src],
+        sliding=rules_table.sliding[src],
+        lower_bounds=rules_table.lower_bounds[src],
+        upper_bounds=rules_table.upper_bounds[src],
+    )
+
+
+def _audit_both(units: Table, suppressed: np.ndarray) -> dict[str, Any]:
+    """The outsider audit (under-protected primaries, computable secondaries) and the insider
+    audit (primaries some unit brings below their levels or computes exactly) of a pattern."""
+    start = time.perf_counter()
+    t = units.suppress(suppressed & ~units.suppressed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SdcWarning)
+        outsider = audit(t, intervals="check", insider=False)
+        ins = audit(t, intervals="check", insider=True).insider_audit
+    return {
+        "under": len(outsider.under_protected),
+        "exact": int((outsider.exact & t.primary[outsider.cells]).sum()),
+        "computable": len(outsider.computable_secondaries),
+        "insider": len(ins.under_protected),
+        "insider_exact": len(ins.disclosed),
+        "level": ins.level,
+        "units": int(ins.n_units),
+        "pairs": int(ins.n_pairs),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def run_holdings(tau_python: str | None, args: argparse.Namespace, out: list[str]) -> None:
+    """The ``holdings`` part: one batch per ``<SUPPRESS>``, both tools, flags and patterns
+    compared, both patterns audited (outsider and insider) on the table of enterprises in
+    holdings."""
+    from sdckit.datasets import generate_business_register
+    from sdckit.jobs.tauargus import load_arb_jobs, run_arb_job
+
+    frame = generate_business_register(args.enterprises, seed=29)
+    title = (
+        f"\n### holdings: business register, {args.enterprises:,} enterprises "
+        f"({frame.height:,} local units, {frame['holding_id'].n_unique() - 1} holdings), "
+        f"activity x region x size class, `<SAFETYRULE> {HOLD_RULE}`\n"
+    )
+    print(title, flush=True)
+    out.append(title)
+    header = [
+        "| batch | tool | primaries | secondaries | suppressed value | time s (wall / CPU) | "
+        "outsider: under-protected (exact) | outsider: computable secondaries | "
+        "insider: primaries below level (exact) | insider units / pairs decided | audit s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    rows: list[str] = []
+    notes: list[str] = []
+    units = to_units = None
+    for suppress in args.holding_suppress or ["MOD(1,5,1,1,1)"]:
+        with tempfile.TemporaryDirectory(prefix="bench_tau_hold_") as tmp:
+            work = Path(tmp)
+            arb = holdings_files(frame, work, suppress)
+            (job,) = load_arb_jobs(arb)
+            table = job.table
+            start, c0 = time.perf_counter(), time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SdcWarning)
+                result = run_arb_job(job, write=False)
+            sdc_wall, sdc_cpu = time.perf_counter() - start, time.process_time() - c0
+            rules_table = apply_rules(table, list(job.rules))
+            if units is None:
+                units = _units_table(frame, rules_table)
+                to_units = _same_cells(table, units)
+                notes.append(
+                    f"{table.n_cells:,} cells ({' x '.join(str(s) for s in table.shape)}), "
+                    f"{int((table.n_contributors > 0).sum()):,} non-empty"
+                )
+            patterns = [("sdckit", rules_table.primary, result.table.suppressed, sdc_wall, sdc_cpu)]
+            tau = run_tau_batch(tau_python, work, arb, args.timeout) if tau_python else None
+            if tau is not None and tau["status"] == "ok":
+                tau_primary = read_tau_pattern(table, work / "tau_primary.tab")
+                tau_pattern = read_tau_pattern(table, work / "tau_pattern.tab")
+                patterns.append(("tau-ARGUS", tau_primary, tau_pattern, tau["seconds"], tau["cpu"]))
+        for name, prim, patt, wall, cpu in patterns:
+            a = _audit_both(units, patt[to_units])
+            sec = patt & ~prim
+            rows.append(
+                f"| `{suppress}` | {name} | {int(prim.sum())} | {int(sec.sum())} | "
+                f"{float(table.values[sec].sum()):,.0f} | {wall:.2f} / {cpu:.2f} | "
+                f"{a['under']} ({a['exact']}) | {a['computable']} | "
+                f"{a['insider']} ({a['insider_exact']}) | {a['units']} {a['level']}s / "
+                f"{a['pairs']:,} | {a['seconds']:.1f} |"
+            )
+        if tau is None:
+            notes.append(f"`{suppress}`: no pytauargus environment, sdckit only")
+        elif tau["status"] != "ok":
+            notes.append(
+                f"`{suppress}`: tau-ARGUS {tau['status']}\n\n```\n{tau.get('message', '')}\n```"
+            )
+        else:
+            sdc_primary, sdc_pattern = patterns[0][1], patterns[0][2]
+            only_sdc = np.flatnonzero(sdc_primary & ~tau_primary)
+            only_tau = np.flatnonzero(tau_primary & ~sdc_primary)
+            notes.append(
+                f"`{suppress}`: primaries flagged by sdckit only: {len(only_sdc)}, by "
+                f"tau-ARGUS only: {len(only_tau)}; cells suppressed by both: "
+                f"{int((sdc_pattern & tau_pattern).sum())}, by sdckit only: "
+                f"{int((sdc_pattern & ~tau_pattern).sum())}, by tau-ARGUS only: "
+                f"{int((tau_pattern & ~sdc_pattern).sum())}"
+            )
+            for label, cells in (("sdckit only", only_sdc), ("tau-ARGUS only", only_tau)):
+                if len(cells):
+                    shown = table.to_frame()[cells[:10].tolist()]
+                    notes.append(f"primaries of {label} (first 10):\n\n```\n{shown}\n```")
+    text = "\n".join(header + rows) + "\n\n" + "\n\n".join(notes)
+    print(text, flush=True)
+    out.append(text)
+
+
 def setup_tau() -> str:
     """Create bench/.venv-tauargus with pytauargus (not a dependency of sdckit)."""
     python = TAU_VENV / "bin" / "python"
@@ -637,6 +892,14 @@ def main() -> None:
         "--cli", default=None, help="also time `sdckit table` on the microdata with this method"
     )
     parser.add_argument("--out", default=None, help="also write the markdown here")
+    parser.add_argument(
+        "--enterprises", type=int, default=3000, help="register size of the holdings part"
+    )
+    parser.add_argument(
+        "--holding-suppress",
+        action="append",
+        help="a <SUPPRESS> of the holdings part's batch, repeatable (default MOD(1,5,1,1,1))",
+    )
     args = parser.parse_args()
     tau_python = None
     if not args.no_tau:
@@ -654,6 +917,9 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.1f}"
     ]
     for part in args.parts.split(","):
+        if part == "holdings":
+            run_holdings(tau_python, args, out)
+            continue
         for spec in SPECS[part]:
             run_problem(spec, tau_python, args, out)
     if args.out:
