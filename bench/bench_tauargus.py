@@ -21,6 +21,12 @@ options are off in both.
 
 Every pattern, both tools', is audited by sdckit's LP audit (``intervals="check"``: every
 primary's requirement decided exactly); "under" is the number of under-protected primaries.
+
+The part ``holdings`` (issue 29, not in the default ``--parts``) is different: a generated
+business register with holdings, written as tau-ARGUS microdata with a ``<HOLDING>`` variable,
+and one batch with record- and holding-level rules that pytauargus runs and sdckit loads and
+runs (``load_arb_jobs``); it compares the primaries and the patterns and audits both, outsider
+and insider (see :func:`run_holdings`).
 """
 
 from __future__ import annotations
@@ -898,7 +904,8 @@ def main() -> None:
     parser.add_argument(
         "--holding-suppress",
         action="append",
-        help="a <SUPPRESS> of the holdings part's batch, repeatable (default MOD(1,5,1,1,1))",
+        help="a <SUPPRESS> of the holdings part's batch, repeatable (default MOD(1,5,1,1,1);"
+        " OPT's time is in minutes)",
     )
     args = parser.parse_args()
     tau_python = None
