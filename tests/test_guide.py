@@ -133,6 +133,8 @@ def test_business_tables_count_enterprises_and_holdings(
 ) -> None:
     ns, printed, _ = guide
     assert "primary: 3 by records, 12 by enterprises and holdings" in printed
+    # the modular pattern: one primary below its level for a holding, none after the repair
+    assert "insider audit: 1 primaries below level; after repair: True" in printed
     assert ns["business"].n_cells == 130
     assert int((ns["business"].primary & ~ns["by_records"].primary).sum()) == 9
 
