@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-from sdckit.errors import ParameterError
+from sdckit.errors import DataError, ParameterError
 
 __all__ = ["read_lines", "tokens"]
 
@@ -26,3 +27,28 @@ _TOKEN = re.compile(r'"([^"]*)"|(\S+)')
 def tokens(text: str) -> list[str]:
     """Whitespace-separated tokens; a quoted token keeps its spaces and loses its quotes."""
     return [a if b == "" else b for a, b in _TOKEN.findall(text)]
+
+
+def variable_keyword(variable: Any, key: str, args: list[str], where: str) -> bool:
+    """Apply a keyword that microdata and table metadata share (``<DECIMALS>``,
+    ``<TOTCODE>``, ``<HIERARCHICAL>``, ``<HIERCODELIST>``, ``<HIERLEADSTRING>``) to the
+    variable being read; False for any other keyword."""
+    if key == "<HIERARCHICAL>":
+        variable.hierarchical = True
+        return True
+    needs = {"<DECIMALS>": "a whole number", "<TOTCODE>": "a code",
+             "<HIERCODELIST>": "a file name", "<HIERLEADSTRING>": "a string"}  # fmt: skip
+    if key not in needs:
+        return False
+    if not args or (key == "<DECIMALS>" and not args[0].isdigit()):
+        raise DataError(f"{where}: {key} needs {needs[key]}.")
+    if key == "<DECIMALS>":
+        variable.decimals = int(args[0])
+    elif key == "<TOTCODE>":
+        variable.totcode = args[0]
+    elif key == "<HIERCODELIST>":
+        variable.hiercodelist = args[0]
+        variable.hierarchical = True
+    else:
+        variable.leadstring = args[0]
+    return True

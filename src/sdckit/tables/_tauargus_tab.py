@@ -34,7 +34,7 @@ import polars as pl
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._build import roll_up
 from sdckit.tables._status import CellStatus
-from sdckit.tables._tauargus_io import read_lines, tokens
+from sdckit.tables._tauargus_io import read_lines, tokens, variable_keyword
 from sdckit.tables.table import Table
 
 __all__ = [
@@ -182,25 +182,8 @@ def read_table_rda(path: str | os.PathLike[str]) -> TabMetadata:
                 current.role = "top"
             elif key == "<STATUS>":
                 current.role = "status"
-            elif key == "<DECIMALS>":
-                if not args or not args[0].isdigit():
-                    raise DataError(f"{where}: <DECIMALS> needs a whole number.")
-                current.decimals = int(args[0])
-            elif key == "<TOTCODE>":
-                if not args:
-                    raise DataError(f"{where}: <TOTCODE> needs a code.")
-                current.totcode = args[0]
-            elif key == "<HIERARCHICAL>":
-                current.hierarchical = True
-            elif key == "<HIERCODELIST>":
-                if not args:
-                    raise DataError(f"{where}: <HIERCODELIST> needs a file name.")
-                current.hiercodelist = args[0]
-                current.hierarchical = True
-            elif key == "<HIERLEADSTRING>":
-                if not args:
-                    raise DataError(f"{where}: <HIERLEADSTRING> needs a string.")
-                current.leadstring = args[0]
+            elif variable_keyword(current, key, args, where):
+                continue
             elif key == "<HIERLEVELS>":
                 if not args or not all(a.isdigit() for a in args):
                     raise DataError(f"{where}: <HIERLEVELS> needs whole numbers.")

@@ -64,6 +64,7 @@ from sdckit.protection import (
 from sdckit.tables._tauargus_arb import ArbBatch, ArbTable, read_arb
 from sdckit.tables._tauargus_io import read_lines as _read_lines
 from sdckit.tables._tauargus_io import tokens as _tokens
+from sdckit.tables._tauargus_io import variable_keyword
 from sdckit.tables._tauargus_recode import recode_codes
 from sdckit.tables._tauargus_tab import SAFE as SAFE_STATED
 from sdckit.tables._tauargus_tab import UNSAFE as UNSAFE_STATED
@@ -314,6 +315,8 @@ def read_rda(path: str | os.PathLike[str]) -> RdaMetadata:
                 "declare the variable first."
             )
         args = toks[1:]
+        if variable_keyword(current, key, args, f"Line {n} of {p.name!r}"):
+            continue
         if key in ("<RECODEABLE>", "<RECODABLE>"):
             current.recodeable = True
         elif key == "<NUMERIC>":
@@ -323,12 +326,6 @@ def read_rda(path: str | os.PathLike[str]) -> RdaMetadata:
             current.numeric = True
         elif key == "<HOLDING>":
             current.holding = True
-        elif key == "<DECIMALS>":
-            if not args or not args[0].isdigit():
-                raise DataError(f"Line {n} of {p.name!r}: <DECIMALS> needs a whole number.")
-            current.decimals = int(args[0])
-        elif key == "<HIERARCHICAL>":
-            current.hierarchical = True
         elif key == "<HIERLEVELS>":
             if not args or not all(a.isdigit() for a in args):
                 raise DataError(f"Line {n} of {p.name!r}: <HIERLEVELS> needs whole numbers.")
@@ -340,19 +337,6 @@ def read_rda(path: str | os.PathLike[str]) -> RdaMetadata:
                 )
             current.hierlevels = levels
             current.hierarchical = True
-        elif key == "<HIERCODELIST>":
-            if not args:
-                raise DataError(f"Line {n} of {p.name!r}: <HIERCODELIST> needs a file name.")
-            current.hiercodelist = args[0]
-            current.hierarchical = True
-        elif key == "<HIERLEADSTRING>":
-            if not args:
-                raise DataError(f"Line {n} of {p.name!r}: <HIERLEADSTRING> needs a string.")
-            current.leadstring = args[0]
-        elif key == "<TOTCODE>":
-            if not args:
-                raise DataError(f"Line {n} of {p.name!r}: <TOTCODE> needs a code.")
-            current.totcode = args[0]
         elif key == "<REQUEST>":
             if not args:
                 raise DataError(f"Line {n} of {p.name!r}: <REQUEST> needs one or two codes.")
