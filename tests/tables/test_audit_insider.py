@@ -284,3 +284,58 @@ def test_a_table_job_repairs_the_pattern_for_the_insiders() -> None:
     # with the insider audit off the method's own pattern is published
     _, outsider = protect_table(marked, ModularSuppression(), {"insider": False})
     assert outsider.ok and outsider.insider_audit is None
+
+
+def _unit_interval_by_linprog(t: Table, unit: int, target: int) -> tuple[float, float]:
+    """The interval of ``target`` for ``unit`` from scipy's linprog over the whole table (an
+    independent model: every published cell fixed, suppressed cells within their a priori
+    bounds, the unit's sole cells fixed, its other cells at least its contribution)."""
+    from scipy.optimize import linprog
+
+    c = t.contributions
+    mine = c.unit == unit
+    per_cell = np.bincount(c.cell, minlength=t.n_cells)
+    lo = np.where(t.suppressed, np.minimum(t.lower_bounds, t.values), t.values)
+    hi = np.where(t.suppressed, np.maximum(t.upper_bounds, t.values), t.values)
+    for cell, value in zip(c.cell[mine].tolist(), c.value[mine].tolist(), strict=True):
+        if not t.suppressed[cell]:
+            continue
+        if per_cell[cell] == 1:
+            lo[cell] = hi[cell] = t.values[cell]
+        elif t.lower_bounds[cell] >= 0:
+            lo[cell] = max(lo[cell], value)
+    m = t.constraint_matrix.toarray()
+    bounds = list(zip(lo.tolist(), hi.tolist(), strict=True))
+    out = []
+    for sign in (1.0, -1.0):
+        cost = np.zeros(t.n_cells)
+        cost[target] = sign
+        res = linprog(cost, A_eq=m, b_eq=np.zeros(len(m)), bounds=bounds, method="highs")
+        assert res.status == 0
+        out.append(sign * res.fun)
+    return out[0], out[1]
+
+
+def test_exact_intervals_of_the_failing_pairs_agree_with_an_independent_lp() -> None:
+    """The exact mode decides like the check mode and gives each failing (unit, primary)
+    pair the interval scipy's linprog finds on the unit's whole-table model."""
+    from sdckit.datasets import BUSINESS_HIERARCHIES, generate_business_register
+
+    register = generate_business_register(120, seed=5)
+    dims = {"activity": BUSINESS_HIERARCHIES["activity"], "region": BUSINESS_HIERARCHIES["region"]}
+    t = Table.from_microdata(
+        register, dims, "turnover", respondent="enterprise_id", holding="holding_id"
+    )
+    t = apply_rules(t, [MinFrequency(threshold=3), PPercent(p=15)])
+    pattern = suppress_modular(t).table
+    exact = insider_audit(pattern, intervals="exact")
+    check = insider_audit(pattern, intervals="check")
+    # the modular pattern is an outsider's: holdings break it, some exactly, some not
+    assert len(exact.cell) == 28 and exact.exact.sum() == 5
+    pairs = sorted(zip(exact.unit.tolist(), exact.cell.tolist(), strict=True))
+    assert pairs == sorted(zip(check.unit.tolist(), check.cell.tolist(), strict=True))
+    for u, cell, low, high in zip(
+        exact.unit.tolist(), exact.cell.tolist(), exact.minimum, exact.maximum, strict=True
+    ):
+        want = _unit_interval_by_linprog(pattern, u, cell)
+        assert (low, high) == pytest.approx(want, rel=1e-6, abs=1e-6)

@@ -205,8 +205,9 @@ def insider_audit(
     tolerance : float, default 1e-6
         Relative tolerance of the checks.
     intervals : {"check", "exact"}
-        "check" decides each requirement from as few LPs as possible (the reported bounds
-        may be inner ones); "exact" computes each interval.
+        Both decide each requirement from as few LPs as possible (the verdicts are the
+        same); "check" may report inner bounds for the failing pairs, "exact" gives each
+        failing pair its exact interval (the passing pairs are not reported).
 
     Returns
     -------
@@ -291,7 +292,7 @@ def insider_audit(
         n_pairs += len(targets)
         t_lo, t_hi = np.zeros(len(targets)), np.zeros(len(targets))
         open_ = np.ones(len(targets), dtype=bool)
-        if intervals != "exact" and pool is not None:
+        if pool is not None:
             p_lo, p_hi = _pooled_bounds(pool, own, part, lb[part], targets)
             small = tiny[targets]
             proven = (
@@ -302,17 +303,17 @@ def insider_audit(
             t_lo, t_hi = p_lo, p_hi
             open_ = ~proven
         if open_.any():
-            lo, hi = _intervals(csc, cols, lb, ub, targets[open_], need_u, intervals, threads)
+            lo, hi = _intervals(csc, cols, lb, ub, targets[open_], need_u, "check", threads)
             t_lo[open_], t_hi[open_] = lo, hi
-        eps = tolerance * (1.0 + np.abs(a[targets]))
-        exact = (t_hi - t_lo) <= eps
-        meets = (
-            (t_hi >= up[targets] - eps)
-            & (t_lo <= -low_u[targets] + eps)
-            & (t_hi - t_lo >= sl[targets] - eps)
-            & ~exact
-        )
-        bad = ~meets
+        bad = ~_meets(t_lo, t_hi, targets, up, low_u, sl, a, tolerance)
+        if bad.any() and intervals == "exact":
+            # the verdicts are exact in check mode; only the failing pairs' bounds are
+            # reported, so only they get their own LPs (one unit's every interval would
+            # cost two LPs per primary of its blocks)
+            lo, hi = _intervals(csc, cols, lb, ub, targets[bad], need_u, "exact", threads)
+            t_lo[bad], t_hi[bad] = lo, hi
+            bad[bad] = ~_meets(lo, hi, targets[bad], up, low_u, sl, a, tolerance)
+        exact = (t_hi - t_lo) <= tolerance * (1.0 + np.abs(a[targets]))
         if bad.any():
             found.append((u, targets[bad], a[targets[bad]] + np.c_[t_lo, t_hi][bad].T, exact[bad]))
     if not found:
@@ -323,6 +324,27 @@ def insider_audit(
     lo_hi = np.concatenate([f[2] for f in found], axis=1)
     exact = np.concatenate([f[3] for f in found])
     return InsiderAudit(level, units, cells, lo_hi[0], lo_hi[1], exact, len(attackers), n_pairs)
+
+
+def _meets(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    targets: np.ndarray,
+    up: np.ndarray,
+    low: np.ndarray,
+    sl: np.ndarray,
+    a: np.ndarray,
+    tolerance: float,
+) -> np.ndarray:
+    """Whether each target's deviation interval ``[lo, hi]`` meets its levels and is no
+    exact disclosure."""
+    eps = tolerance * (1.0 + np.abs(a[targets]))
+    return (
+        (hi >= up[targets] - eps)
+        & (lo <= -low[targets] + eps)
+        & (hi - lo >= sl[targets] - eps)
+        & ((hi - lo) > eps)
+    )
 
 
 def _intervals(
