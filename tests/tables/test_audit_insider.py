@@ -339,3 +339,24 @@ def test_exact_intervals_of_the_failing_pairs_agree_with_an_independent_lp() -> 
     ):
         want = _unit_interval_by_linprog(pattern, u, cell)
         assert (low, high) == pytest.approx(want, rel=1e-6, abs=1e-6)
+
+
+def test_the_table_command_says_the_insider_audit_and_its_repair(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from sdckit.cli.app import app
+
+    business_records().write_csv(tmp_path / "firms.csv")
+    (tmp_path / "job.toml").write_text(
+        'title = "Firms"\n[input]\nfile = "firms.csv"\n'
+        '[table]\ndimensions = ["location", "activity", "size"]\nvalue = "turnover"\n'
+        '[[rules]]\nrule = "min_frequency"\nthreshold = 3\nsafety_range = 10.0\n'
+        '[[rules]]\nrule = "p_percent"\np = 15.0\n'
+        '[suppression]\nmethod = "modular"\n[output]\ntable = "out.csv"\n'
+    )
+    out = CliRunner().invoke(app, ["table", str(tmp_path / "job.toml")], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if "insider audit" in x)
+    assert "records attacking" in line and "passed" in line
+    # the modular pattern is repaired for the insiders (as protect_table does above)
+    assert "secondaries added for the insiders" in out.output

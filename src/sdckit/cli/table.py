@@ -94,6 +94,16 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
         summary.add_row(
             "audit" + mode, "every suppressed cell protected" if checked.ok else "FAILED"
         )
+        insider = getattr(checked, "insider_audit", None)
+        if insider is not None:
+            below = len(insider.under_protected)
+            summary.add_row(
+                f"insider audit ({insider.n_units} {insider.level}s attacking)",
+                "passed" if insider.ok else f"FAILED ({below} primaries)",
+            )
+        added = result.details.get("repaired_for_insiders")
+        if added:
+            summary.add_row("secondaries added for the insiders", format_value(added))
     console.print(summary)
     for p in written:
         console.print(f"Wrote {p}")
