@@ -107,3 +107,38 @@ def test_external_report_explains_and_uses_the_symbols(tmp_path) -> None:
     assert cells.count('cell empty">-<') == 1
     internal = write_table_report(table, tmp_path / "int.html").read_text("utf-8")
     assert 'id="symbols"' not in internal
+
+
+@pytest.mark.parametrize(("empty", "want"), [("symbol", (None, "-")), ("zero", (0.0, None))])
+def test_a_job_publishes_empty_cells_as_its_output_says(tmp_path, empty, want) -> None:
+    from sdckit.jobs import TableRunner, load_table_job, run_table_job
+
+    _records().write_csv(tmp_path / "firms.csv")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        '[input]\nfile = "firms.csv"\n[table]\ndimensions = ["region", "size"]\n'
+        'value = "turnover"\n[[rules]]\nrule = "min_frequency"\nthreshold = 2\n'
+        f'[output]\ntable = "pub.csv"\nempty = "{empty}"\n'
+    )
+    run_table_job(load_table_job(job))
+    rows = _rows(pl.read_csv(tmp_path / "pub.csv", schema_overrides={"symbol": pl.Utf8}))
+    assert rows[("A", "big")] == want
+    assert rows[("B", "small")] == (0.0, None)
+    # the runner keeps the option and writes it back into the job it saves
+    runner = TableRunner.from_job(load_table_job(job))
+    assert runner.outputs.empty == empty
+    assert ('empty = "zero"' in runner.to_toml()) == (empty == "zero")
+
+
+def test_a_job_refuses_an_unknown_empty_option(tmp_path) -> None:
+    from sdckit.jobs import load_table_job
+
+    _records().write_csv(tmp_path / "firms.csv")
+    job = tmp_path / "job.toml"
+    job.write_text(
+        '[input]\nfile = "firms.csv"\n[table]\ndimensions = ["region", "size"]\n'
+        'value = "turnover"\n[[rules]]\nrule = "min_frequency"\nthreshold = 2\n'
+        '[output]\ntable = "pub.csv"\nempty = "blank"\n'
+    )
+    with pytest.raises(ParameterError, match=r"\[output\] empty must be one of"):
+        load_table_job(job)

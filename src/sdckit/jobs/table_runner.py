@@ -52,6 +52,8 @@ class TableOutputs:
     table_full: Path | None = None
     report_internal: Path | None = None
     report_external: Path | None = None
+    #: How the published table shows an empty cell ("symbol", "zero" or "omit").
+    empty: str = "symbol"
 
     def paths(self) -> dict[str, Path]:
         """The outputs given, by their ``[output]`` key."""
@@ -176,7 +178,11 @@ class TableRunner:
             job.table,
             title=job.title,
             outputs=TableOutputs(
-                job.output_table, job.output_full, job.report_internal, job.report_external
+                job.output_table,
+                job.output_full,
+                job.report_internal,
+                job.report_external,
+                job.empty,
             ),
         )
         run._set_rule_objects(job.rules, None)
@@ -351,7 +357,7 @@ class TableRunner:
         _, written, withheld = write_table_outputs(
             self.result, checked, table=out.table, table_full=out.table_full,
             report_internal=out.report_internal, report_external=out.report_external,
-            title=self.title,
+            title=self.title, empty=out.empty,
         )  # fmt: skip
         return written, table_refusal(checked, withheld) if withheld else None
 
@@ -384,6 +390,8 @@ class TableRunner:
             "audit": None if self.audit_params is None else dict(self.audit_params),
             "output": {k: v for k, v in outputs.items() if v is not None} or None,
         }
+        if self.outputs.empty != "symbol":
+            document["output"] = {**(document["output"] or {}), "empty": self.outputs.empty}
         return document
 
     def to_toml(self, outputs: Mapping[str, Any] | None = None, header: str = "") -> str:

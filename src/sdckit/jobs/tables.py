@@ -75,6 +75,9 @@ class TableJob:
     linked: str = "iterative"
     records: Records | None = None
     linked_audit: str = "tables"
+    #: How the published table shows an empty cell (``[output] empty``): "symbol" (``-``),
+    #: "zero" or "omit" (:meth:`sdckit.tables.Table.published`).
+    empty: str = "symbol"
 
     @property
     def suppression_params(self) -> dict[str, Any]:
@@ -343,8 +346,23 @@ _OUTPUTS = {
 }
 
 
+#: ``[output] empty``: how the published table shows a cell without contributors.
+EMPTY_CELLS = ("symbol", "zero", "omit")
+
+
+def _empty(output: dict[str, Any]) -> str:
+    """``[output] empty`` checked (default ``"symbol"``)."""
+    value = output.get("empty", "symbol")
+    if value not in EMPTY_CELLS:
+        raise ParameterError(
+            "[output] empty must be one of " + ", ".join(repr(v) for v in EMPTY_CELLS) + " ("
+            "symbol: '-' without a value, zero: published as 0, omit: rows left out)."
+        )
+    return str(value)
+
+
 def _outputs(base: Path, output: dict[str, Any], input_file: Any) -> dict[str, Path | None]:
-    unknown_keys(output, set(_OUTPUTS), "output")
+    unknown_keys(output, {*_OUTPUTS, "empty"}, "output")
     paths: dict[str, Path | None] = {}
     for key, (label, suffixes) in _OUTPUTS.items():
         p = path_of(base, output[key], label) if key in output else None
@@ -469,6 +487,7 @@ def load_table_job(path: str | Path) -> TableJob:
         linked,
         _records(base, input_spec, table_spec),
         linked_audit,
+        _empty(output),
     )
 
 
@@ -621,7 +640,7 @@ def _finish(
         table_full=job.output_full if write else None,
         report_internal=job.report_internal if write else None,
         report_external=job.report_external if write else None,
-        title=job.title, joint_ok=joint_ok,
+        title=job.title, joint_ok=joint_ok, empty=job.empty,
     )  # fmt: skip
     return TableJobResult(protected_table, result, checked, written, withheld, joint_ok)
 
@@ -636,6 +655,7 @@ def write_table_outputs(
     report_external: Path | None = None,
     title: str = "",
     joint_ok: bool = True,
+    empty: str = "symbol",
 ) -> tuple[Any, list[Path], list[Path]]:
     """The outputs of a protected table: the internal table and report always, the published
     table and the external report only when the audit ``checked`` passed (and the joint
@@ -662,7 +682,7 @@ def write_table_outputs(
         written.append(full or protected_table.write(table_full, published=False))
     if table is not None:
         if publish:
-            written.append(protected_table.write(table, published=True))
+            written.append(protected_table.write(table, published=True, empty=empty))
         else:
             withheld.append(table)
     if report_internal is not None or report_external is not None:
