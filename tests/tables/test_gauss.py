@@ -977,6 +977,8 @@ def test_the_time_limit_stops_the_elimination_and_says_so(monkeypatch: pytest.Mo
         res = GaussSuppression(singletons=False, elimination_time_limit=1.0).apply(t)
     d = res.details
     assert d["stopped"] == "elimination_time_limit"
+    assert res.time_limited == "elimination_time_limit"  # the result says the clock cut it
+    assert ("cut short by (wall clock)", "elimination_time_limit") in res.summary().rows
     assert d["budget_from"] < d["candidates"] and d["undecided"] > 0
     assert res.protected is True
     assert not len(audit(res.table, intervals="check", insider=False).under_protected)
@@ -988,6 +990,7 @@ def test_an_ample_time_limit_changes_nothing() -> None:
     timed = GaussSuppression(singletons=False, repair_limit=0, elimination_time_limit=600.0)
     res = timed.apply(t)
     assert res.details["stopped"] is None and res.details["undecided"] == 0
+    assert res.time_limited is None
     assert res.details["budget_from"] == res.details["candidates"]
     assert np.array_equal(res.table.suppressed, plain.table.suppressed)
     with pytest.raises(SdcError, match="elimination_time_limit"):

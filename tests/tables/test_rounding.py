@@ -175,3 +175,28 @@ def test_controlled_two_dimensional_always_exists(values: list[int], base: int) 
     assert np.all(np.abs(res.rounded - t.values) < base)
     aud = audit_rounding(t, res.rounded, base)
     assert np.all(aud.minimum <= t.values + 1e-9) and np.all(aud.maximum >= t.values - 1e-9)
+
+
+def test_a_rounding_cut_by_its_time_limit_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scipy's milp reports a reached time limit as status 1 with a feasible point: the
+    result names the parameter, warns, and is still a valid additive rounding."""
+    import scipy.optimize
+
+    from sdckit.errors import SdcWarning
+
+    real = scipy.optimize.milp
+
+    def cut_short(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.status = 1  # as HiGHS returns it when the clock stops the search
+        return res
+
+    t = e3_table()
+    plain = round_controlled(t, base=3)
+    assert plain.time_limited is None
+    assert "cut short by (wall clock)" not in plain.summary().to_dict()
+    monkeypatch.setattr(scipy.optimize, "milp", cut_short)
+    with pytest.warns(SdcWarning, match="'time_limit'"):
+        cut = round_controlled(t, base=3, time_limit=5.0)
+    assert cut.time_limited == "time_limit" and cut.additive
+    assert cut.summary().to_dict()["cut short by (wall clock)"] == "time_limit"

@@ -19,6 +19,7 @@ Each rounding method is also a :class:`~sdckit.tables.TableMethod` (:class:`Dete
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -28,7 +29,7 @@ from scipy.sparse import eye, hstack, vstack
 
 from sdckit._results import Summary
 from sdckit._validation import check_int, check_seed
-from sdckit.errors import DataError, InfeasibleError, ParameterError
+from sdckit.errors import DataError, InfeasibleError, ParameterError, SdcWarning
 from sdckit.protection import Boolean, Integer, Options, Param, Real, Seed
 from sdckit.tables._lp import feasibility_intervals
 from sdckit.tables._method import TableMethod
@@ -64,12 +65,17 @@ class RoundingResult:
         The published value of each cell.
     base : int
     method : str
+    time_limited : str, optional
+        The parameter whose wall-clock limit stopped the search before its rounding was
+        proven optimal (``"time_limit"``; the rounding is valid but may differ on another
+        run), else None.
     """
 
     table: Table
     rounded: np.ndarray
     base: int
     method: str
+    time_limited: str | None = None
 
     @property
     def additive(self) -> bool:
@@ -102,6 +108,8 @@ class RoundingResult:
             ("total absolute change", float(np.abs(diff).sum())),
             ("additive", self.additive),
         ]
+        if self.time_limited:
+            rows.append(("cut short by (wall clock)", self.time_limited))
         return Summary("Rounded table", rows)
 
 
@@ -344,7 +352,16 @@ class ControlledRounding(TableMethod):
                 "try a larger k_steps."
             )
         out = np.round(res.x[:n]).astype(np.int64) * b
-        return RoundingResult(table, out, b, "controlled")
+        cut = res.status == 1  # scipy's milp: the time limit was reached (not proven optimal)
+        if cut:
+            warnings.warn(
+                "ControlledRounding: 'time_limit' (a wall-clock limit) stopped the search "
+                "before the rounding was proven optimal; the rounding is valid but depends on "
+                "the machine's speed and may differ on another run.  Raise or unset it.",
+                SdcWarning,
+                stacklevel=2,
+            )
+        return RoundingResult(table, out, b, "controlled", "time_limit" if cut else None)
 
     @classmethod
     def contract_example(cls) -> tuple[TableMethod, Table]:

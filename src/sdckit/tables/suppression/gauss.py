@@ -544,8 +544,9 @@ class GaussSuppression(TableMethod):
             )
         details.update(repaired=repaired, audit_rounds=rounds)
         return make_result(
-            out, table, self, w, False, time.perf_counter() - start, verdict, **details
-        )
+            out, table, self, w, False, time.perf_counter() - start, verdict,
+            time_limited="elimination_time_limit" if details["stopped"] else None, **details,
+        )  # fmt: skip
 
     @classmethod
     def contract_example(cls) -> tuple[TableMethod, Table]:
