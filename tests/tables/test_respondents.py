@@ -299,3 +299,41 @@ def test_holding_level_equals_respondents_renamed_to_their_holding(
     np.testing.assert_array_equal(t.respondent_contributors, r.n_contributors)
     np.testing.assert_allclose(t.respondent_top, r.top)
     assert np.all(t.n_contributors <= r.n_contributors)
+
+
+def test_linked_tables_from_microdata_count_the_same_units() -> None:
+    """Two tables of one register built with respondents and holdings: each equals the
+    table built alone, the iterative scheme protects them (its joint audit passes) and the
+    joint elimination, whose singleton rules read records, refuses them."""
+    from sdckit.datasets import BUSINESS_HIERARCHIES, generate_business_register
+    from sdckit.tables import (
+        LinkedTables,
+        MinFrequency,
+        ModularSuppression,
+        PPercent,
+        Table,
+        apply_rules,
+        audit,
+    )
+
+    register = generate_business_register(150, seed=4)
+    act = BUSINESS_HIERARCHIES["activity"]
+    ids = {"respondent": "enterprise_id", "holding": "holding_id"}
+    linked = LinkedTables.from_microdata(
+        register, [["activity", "size_class"], ["activity", "area"]], "turnover",
+        hierarchies={"activity": act}, **ids,
+    )  # fmt: skip
+    alone = Table.from_microdata(register, {"activity": act, "size_class": None}, "turnover", **ids)
+    first = linked.tables[0]
+    assert first.contributions is not None and first.contributions.level == "holding"
+    assert np.array_equal(first.n_contributors, alone.n_contributors)
+    assert np.array_equal(first.top, alone.top)
+    rules = [MinFrequency(threshold=3), PPercent(p=15)]
+    marked = linked.apply_rules(rules)
+    assert marked.tables[0].primary.sum() == apply_rules(alone, rules).primary.sum() > 0
+    done = marked.protect(ModularSuppression())
+    assert done.protected and done.linked.consistent
+    for table in done.linked.tables:
+        assert audit(table, intervals="check", insider=False).ok
+    with pytest.raises(ParameterError, match="joint_elimination does not take tables"):
+        marked.protect(ModularSuppression(), joint_elimination=True)

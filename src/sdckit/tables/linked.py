@@ -266,6 +266,8 @@ class LinkedTables:
         weight: str | None = None,
         n_top: int = 3,
         missing: str = "error",
+        respondent: str | None = None,
+        holding: str | None = None,
     ) -> LinkedTables:
         """Build one table per list of dimensions from the same records.
 
@@ -274,7 +276,9 @@ class LinkedTables:
         data : DataFrame or Microdata
         dimensions : list of lists of str
             The spanning variables of each table.
-        value, weight, n_top : as for :meth:`Table.from_microdata`
+        value, weight, n_top, respondent, holding : as for :meth:`Table.from_microdata`
+            (with ``respondent`` or ``holding`` every table counts and ranks the same units,
+            and each table's insider audit knows their contributions)
         hierarchies : dict, optional
             ``variable -> hierarchy``, used for that variable in every table.
         missing : {"error", "category"}
@@ -298,9 +302,11 @@ class LinkedTables:
                     "Each entry of 'dimensions' must be a list of variables (one table)."
                 )
             spec = {d: hier.get(d) for d in dims}
-            tables.append(
-                Table.from_microdata(data, spec, value, weight=weight, n_top=n_top, missing=missing)
+            ids = {"respondent": respondent, "holding": holding}
+            built = Table.from_microdata(
+                data, spec, value, weight=weight, n_top=n_top, missing=missing, **ids
             )
+            tables.append(built)
         linked = cls(tables)
         found = _atoms(data, linked, hier, value, weight, missing)
         if found is not None:
@@ -820,6 +826,13 @@ class LinkedTables:
             if not isinstance(flag, bool):
                 raise ParameterError(f"The {name!r} parameter must be True or False.")
         if joint_elimination:
+            if any(t.contributions is not None for t in self.tables):
+                # its singleton rules read one contributor per atom (a record), not the
+                # respondents and holdings behind several atoms
+                raise ParameterError(
+                    "joint_elimination does not take tables built with respondent or holding "
+                    "yet; protect them with the iterative scheme (joint_elimination=False)."
+                )
             current, details["joint_elimination"] = current._eliminate_jointly(methods[0], cost)
         repairs = 0
         passes = 0
