@@ -402,3 +402,45 @@ def test_relaxed_directions_on_a_table_the_relaxation_cannot_guide() -> None:
     assert fast.audit().ok and not fast.details["fallback"] and not fast.optimal
     assert fast.distance >= exact.distance - 1e-9
     assert np.count_nonzero(fast.direction) == 8
+
+
+def test_the_audit_holds_fixed_totals_to_their_true_values() -> None:
+    """An adjustment that moves a total it promised to keep fails the audit of a fixed-
+    totals adjustment (and passes where the totals are free)."""
+    t = _two_by_two(upper=2, lower=3)
+    free = adjust_controlled(t, weights="unity", totals="free", direction="optimal")
+    moved_totals = bool(np.any(np.abs(free.adjusted - t.values)[t.is_total] > 0))
+    assert moved_totals and free.audit().ok  # 'free' moves a total, as it may
+    assert not audit_adjustment(t, free.adjusted, totals="fixed").ok
+    assert audit_adjustment(t, free.adjusted, totals="fixed").fixed_moved >= 1
+    fixed = adjust_controlled(t, weights="unity", totals="fixed")
+    assert fixed.audit().ok and audit_adjustment(t, fixed.adjusted, totals="fixed").ok
+    with pytest.raises(ParameterError, match="'totals'"):
+        audit_adjustment(t, fixed.adjusted, totals="some")
+
+
+def test_non_integer_moves_are_published_without_solver_noise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The solver's last-bit noise (here added to its solution) is not published."""
+    import sdckit.tables.cta as cta_module
+
+    real = cta_module.solve
+
+    def noisy(*args, **kwargs):
+        res = real(*args, **kwargs)
+        if res.x is not None:
+            res.x = res.x.copy()
+            res.x[:3] += 3e-12  # z+ of the three cells (z- and the directions follow)
+        return res
+
+    monkeypatch.setattr(cta_module, "solve", noisy)
+    t = _marked([7.5, 4.25, 3.25], {"x": ["a", "b"]}, [{"x": "a"}], upper=1.3, lower=1.3)
+    res = adjust_controlled(t, weights="unity", integer=False, direction="optimal")
+    assert res.audit().ok
+    moves = sorted((res.adjusted - t.values).tolist())
+    assert moves == pytest.approx([-1.3, 0.0, 1.3], abs=1e-12)
+    # the published values: as short as the moves, no trailing noise of the solver
+    assert sorted(res.adjusted.tolist()) == sorted([7.5, 4.25 + 1.3, 3.25 - 1.3]) or sorted(
+        res.adjusted.tolist()
+    ) == sorted([7.5, 4.25 - 1.3, 3.25 + 1.3])

@@ -52,10 +52,18 @@ def levels(table: Table, integer: bool) -> tuple[np.ndarray, np.ndarray]:
     return up, down
 
 
-def fixed_cells(table: Table) -> np.ndarray:
-    """Cells that never move: empty cells (no contributor, nothing to publish) and cells
-    marked protected (frozen by the user)."""
-    return (table.status == CellStatus.EMPTY) | (table.status == CellStatus.PROTECTED)
+def fixed_cells(table: Table, totals: str = "free") -> np.ndarray:
+    """Cells that never move: empty cells (no contributor, nothing to publish), cells
+    marked protected (frozen by the user) and the totals the ``totals`` option fixes
+    (``"fixed"``: every total that is not primary; ``"grand"``: the grand total unless
+    primary)."""
+    frozen = (table.status == CellStatus.EMPTY) | (table.status == CellStatus.PROTECTED)
+    other = ~table.primary
+    if totals == "fixed":
+        frozen = frozen | (table.is_total & other)
+    elif totals == "grand" and table.is_total[0]:  # cell 0: every dimension at its root
+        frozen[0] = frozen[0] or bool(other[0])
+    return frozen
 
 
 def cell_weights(table: Table, weights: Any) -> np.ndarray:
@@ -85,13 +93,8 @@ def capacities(
     x = table.values
     up = np.maximum(table.upper_bounds - x, 0.0)
     down = np.maximum(x - table.lower_bounds, 0.0)
-    frozen = fixed_cells(table)
+    frozen = fixed_cells(table, totals)
     other = ~table.primary
-    if totals == "fixed":
-        frozen = frozen | (table.is_total & other)
-    elif totals == "grand" and table.is_total[0]:  # cell 0: every dimension at its root
-        frozen = frozen.copy()
-        frozen[0] = frozen[0] or bool(other[0])
     if max_change is not None:
         share = float(max_change) * np.abs(x)
         up = np.where(other, np.minimum(up, share), up)
