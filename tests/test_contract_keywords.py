@@ -78,11 +78,19 @@ def test_twin_signature_is_the_declaration(family: str, name: str) -> None:
     assert [p.name for p in params] == list(cls.parameters)
     for p in params:
         assert p.default == init[p.name].default or p.default is init[p.name].default, p.name
+    # then the roles (microdata methods), then the call's runtime arguments: the
+    # keyword-only arguments of ``apply`` (``progress``), never parameters
+    runtime = [
+        n
+        for n, p in inspect.signature(cls.apply).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and n not in cls.parameters and n not in role_keywords()
+    ]
     roles = [p.name for p in rest[len(cls.parameters) :]]
     if family == "microdata":
-        assert roles == [r for r in role_keywords() if r not in cls.parameters]
+        want = [r for r in role_keywords() if r not in cls.parameters]
+        assert roles == [*want, *runtime]
     else:
-        assert roles == []
+        assert roles == runtime
     doc = twin.__doc__ or ""
     assert f":class:`{name}`" in doc and ">>> " in doc, f"{twin.__name__}: no docs or example"
 
@@ -246,3 +254,25 @@ def test_a_missing_required_parameter_is_named(family: str, name: str) -> None:
         _, data = cls.contract_example()  # type: ignore[attr-defined]
         with pytest.raises(ParameterError, match="needs the parameter"):
             _twin(family, name)(data)
+
+
+def test_a_twin_takes_the_progress_of_its_class() -> None:
+    """``progress`` is a call argument of a method that runs by strata: its twin passes it
+    to ``apply`` (and it is no parameter of the class)."""
+    import numpy as np
+    import polars as pl
+
+    from sdckit.masking import Microaggregation, microaggregation
+
+    assert "progress" not in Microaggregation.parameters
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame({"x": rng.normal(size=60), "s": np.repeat(["a", "b", "c"], 20)})
+    seen: list[tuple[int, int]] = []
+    out = microaggregation(
+        df, numeric=["x"], strata="s", k=3, progress=lambda done, total: seen.append((done, total))
+    )
+    by_class = Microaggregation(k=3, strata="s").apply(df, numeric=["x"])
+    assert out.microdata.frame.equals(by_class.microdata.frame)
+    assert seen and seen[-1] == (3, 3)
+    with pytest.raises(ParameterError, match="progres"):
+        microaggregation(df, numeric=["x"], k=3, progres=print)

@@ -10,7 +10,9 @@ exactly
 * the class's parameters, under the same names and with the same defaults;
 * for a microdata method, the role keywords of :class:`~sdckit.microdata.Microdata`
   (``keys``, ``numeric``, ``weight``, ``strata``, ``household``, ...), used to build the
-  Microdata from a plain frame (given with a Microdata they replace its roles).
+  Microdata from a plain frame (given with a Microdata they replace its roles);
+* the runtime arguments of the call, the keyword-only arguments of the class's ``apply``
+  (``progress`` where the method reports its progress): call arguments, not parameters.
 
 A name that is both a parameter of the class and a role (``strata`` of
 :class:`~sdckit.masking.Microaggregation`) is the class's parameter: the twin passes it to
@@ -89,8 +91,15 @@ def function_twin(cls: type[Parameterised], *, roles: bool = True) -> Callable[[
         )
         md_sig = inspect.signature(Microdata.__init__).parameters
         extra = [md_sig[r] for r in role_names]  # Microdata's own defaults and annotations
+        # the call's runtime arguments (``progress``): keyword-only arguments of ``apply``
+        runtime = [
+            p
+            for n, p in inspect.signature(cls.apply).parameters.items()  # type: ignore[attr-defined]
+            if p.kind is p.KEYWORD_ONLY and n not in names and n not in role_names
+        ]
+        run_names = [p.name for p in runtime]
         signature = inspect.Signature(
-            [data, *own, *extra], return_annotation=stub_sig.return_annotation
+            [data, *own, *extra, *runtime], return_annotation=stub_sig.return_annotation
         )
         label = f"{stub.__name__}()"
 
@@ -110,10 +119,10 @@ def function_twin(cls: type[Parameterised], *, roles: bool = True) -> Callable[[
             for name, item in kwargs.items():
                 if name in names:
                     params[name] = item
-                elif name in role_names:
+                elif name in role_names or name in run_names:
                     given_roles[name] = item
                 else:
-                    raise unknown_parameter(label, name, names, role_names)
+                    raise unknown_parameter(label, name, names, [*role_names, *run_names])
             method = cls(**params)
             return method.apply(value, **given_roles)  # type: ignore[attr-defined]
 

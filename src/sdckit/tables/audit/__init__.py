@@ -58,3 +58,5 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+# help() and inspect.signature() of the callable package show the function's parameters
+__signature__ = audit.__signature__  # type: ignore[attr-defined]

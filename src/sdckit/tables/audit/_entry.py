@@ -29,6 +29,7 @@ from sdckit.tables.audit._core import AuditResult, lp_audit
 from sdckit.tables.audit._insider import insider_audit
 from sdckit.tables.rules import SensitivityRule
 from sdckit.tables.table import CellStatus
+from sdckit.twins import function_twin
 
 if TYPE_CHECKING:
     from sdckit.tables.table import Table
@@ -253,21 +254,8 @@ class Audit(Parameterised):
         return cls(), t.suppress([4, 5, 7, 8])
 
 
-def audit(
-    table: Any,
-    *,
-    method: str = "lp",
-    insider: bool | None = None,
-    intervals: str = "exact",
-    integer: bool = False,
-    integer_aware: bool = False,
-    unions: bool | Any = False,
-    secondaries: bool = True,
-    check_secondary: bool = False,
-    primaries_only: bool = False,
-    tolerance: float = 1e-6,
-    progress: Any = None,
-) -> Any:
+@function_twin(Audit, roles=False)
+def audit(table: Any) -> Any:
     """Audit a suppression pattern: the interval of every suppressed cell and the verdict.
 
     Parameters
@@ -336,15 +324,3 @@ def audit(
     >>> res.parameters["method"]
     'lp'
     """
-    return Audit(
-        method=method,
-        insider=insider,
-        intervals=intervals,
-        integer=integer,
-        integer_aware=integer_aware,
-        unions=unions,
-        secondaries=secondaries,
-        check_secondary=check_secondary,
-        primaries_only=primaries_only,
-        tolerance=tolerance,
-    ).apply(table, progress=progress)
