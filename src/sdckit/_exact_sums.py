@@ -140,10 +140,13 @@ def partial_moments(x: np.ndarray, group: np.ndarray | None = None, n_groups: in
 
     Examples
     --------
+    The variance of 1, 2 and 4 is 7/3 exactly, whatever the cut:
+
+    >>> import math
     >>> import numpy as np
     >>> x = np.array([[1.0], [2.0], [np.nan], [4.0]])
     >>> a = partial_moments(x[:2]).add(partial_moments(x[2:]))
-    >>> float(a.sd()[0, 0]) == float(np.std([1.0, 2.0, 4.0], ddof=1))
+    >>> float(a.sd()[0, 0]) == math.sqrt(7 / 3) == float(partial_moments(x).sd()[0, 0])
     True
     """
     x = np.ascontiguousarray(x, dtype=np.float64)

@@ -21,13 +21,14 @@ Control of combinations redraws the whole household of a record that breaks it, 
 the original values of every member of a household that still breaks it (``reverted_records``
 counts those members).
 
-Within strata (``by_strata`` and a strata column) each stratum's matrices and draws use a random
-stream of their own, derived from ``seed`` (:func:`sdckit.masking._strata.stratum_seeds`; the
-redraws of the control of combinations, done for the whole file afterwards, one more), so the
-strata can be PRAMmed in parallel processes (``n_jobs``) with the same output as one after the
-other.  Without strata ``seed`` is used directly, as it always was (the same seed gives the same
-output as before); within strata the draws differ from those of earlier versions, which took
-every stratum's numbers from one stream in turn.
+Random numbers: the matrices of stratum ``s`` (the whole file is stratum 0 without strata) are
+generated from a stream of their own derived from ``seed``
+(:func:`sdckit.masking._strata.stratum_seeds`); the draws are keyed by the seed and the
+record's row in the file (:mod:`sdckit._keyed_random`, lane: the variable and the redraw), so
+a slice of the file, a Dask or a Spark partition draws exactly what the whole file draws for
+its rows (:mod:`sdckit.masking.keyed`, :mod:`sdckit.engines`).  The output does not depend on
+``n_jobs`` (kept for compatibility: the draws are one compiled pass).  The draws differ from
+those of versions before the keyed generator.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ import polars as pl
 from sdckit._codes import encode_column, first_index
 from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking._keyed_draws import decode, draw_codes, pram_keys, pram_lane, stratum_codes
 from sdckit.masking._strata import N_JOBS, Progress, ReportsStrata
-from sdckit.masking.keyed import decode, draw_codes, pram_keys, pram_lane, stratum_codes
 from sdckit.microdata import Microdata
 from sdckit.protection import (
     Array,
@@ -315,11 +316,11 @@ class Pram(ReportsStrata, ProtectionMethod):
     max_redraws : int, default 50
         Redraws for records that break the control; then their original values are restored.
     seed : int or numpy.random.Generator, optional
-        Within strata, stratum ``s`` draws from a stream derived from it (see the module
-        docstring).
+        The matrices of stratum ``s`` come from a stream derived from it, the draws are keyed
+        by it and the record's row (see the module docstring).
     n_jobs : int, default 1
-        Processes PRAMming strata at the same time (-1: one per core); the output is the same
-        for every value.
+        Accepted for compatibility with the other methods within strata; PRAM's draws are one
+        compiled pass, and the output is the same for every value.
     """
 
     name: ClassVar[str] = "PRAM"

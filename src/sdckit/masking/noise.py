@@ -54,8 +54,16 @@ processes (``n_jobs``) with the same output as one after the other.  ``details``
 stratum what it holds for a file (``by_stratum``, in the order of ``strata``), the noise
 standard deviation and variance ratio of each variable as a list over strata, and the outliers
 of all records.  Households must lie within one stratum when household-level variables get
-noise.  Without ``by_strata`` (the default) the strata are ignored and ``seed`` is used directly,
-as it always was.
+noise.  Without ``by_strata`` (the default) the strata are ignored and ``seed`` is used directly.
+
+Random numbers: the normals are keyed by the seed and the record's row in the file
+(:mod:`sdckit._keyed_random`; one lane per variable; the key is the first number of the seed's
+Generator, or within strata stream 2 of the strata's base sequence), so a slice of the file, a
+Dask or a Spark partition draws what the whole file draws for its rows; with the exact standard
+deviations (:mod:`sdckit._exact_sums`) uncorrelated noise runs on the engines with the same
+output (:mod:`sdckit.masking.keyed`).  The per-stratum streams still draw what is random within
+a stratum (the sample of the robust outlier fit).  The draws differ from those of versions
+before the keyed generator.
 
 Missing values stay missing; perturbed columns are returned as Float64.  Covariance matrices
 are estimated on the records with every perturbed variable present; constant variables are
@@ -83,6 +91,7 @@ from sdckit._validation import (
     column_list,
 )
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking._keyed_draws import noise_key
 from sdckit.masking._strata import (
     N_JOBS,
     Progress,
@@ -93,7 +102,6 @@ from sdckit.masking._strata import (
     split,
     stratum_seeds,
 )
-from sdckit.masking.keyed import noise_key
 from sdckit.microdata import Microdata
 from sdckit.protection import (
     Boolean,
