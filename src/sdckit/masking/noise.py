@@ -381,7 +381,10 @@ def _perturb(
     if missing.any():
         y[missing] = np.nan
     details["noise_sd"] = dict(zip([free[j] for j in active], map(float, noise_sd), strict=True))
-    ratio = _column_sd(pl.DataFrame(y[:, active]), None) ** 2 / sd[active] ** 2
+    # (a reported figure: polars' sum is enough, the exact one is for the noise scale)
+    released = pl.DataFrame(y[:, active]).select(pl.all().fill_nan(None).std())
+    released_sd = np.nan_to_num(released.to_numpy().reshape(-1).astype(np.float64), nan=0.0)
+    ratio = released_sd**2 / sd[active] ** 2
     details["variance_ratio"] = {free[j]: float(r) for j, r in zip(active, ratio, strict=True)}
     details["constant_variables"] = [free[j] for j in np.flatnonzero(sd == 0)]
     return y, details
@@ -814,7 +817,9 @@ def _moment_map(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     try:
         # a singular matrix may pass Cholesky by rounding: its smallest eigenvalue decides
         values = np.linalg.eigvalsh(cov_x)
-        if not values.min() > 1e-12 * max(float(values.max()), np.finfo(float).tiny):
+        if values.size and not values.min() > 1e-12 * max(
+            float(values.max()), np.finfo(float).tiny
+        ):
             raise np.linalg.LinAlgError
         lx = np.linalg.cholesky(cov_x)
         ly = np.linalg.cholesky(cov_y)
