@@ -33,17 +33,14 @@ _MASK = (1 << 32) - 1
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _put(acc: np.ndarray, v: np.int64, bit: np.int64) -> None:  # pragma: no cover - jit
-    """Add ``v * 2^bit`` (``0 <= v < 2^55``) to the limbs ``acc``."""
-    q = bit >> 5
+def _put(acc: np.ndarray, base: np.int64, v: np.int64, bit: np.int64) -> None:  # pragma: no cover
+    """Add ``v * 2^bit`` (``0 <= v < 2^55``) to the limbs ``acc[base:]``."""
+    q = base + (bit >> 5)
     r = bit & 31
-    lo = v & 0xFFFFFFFF
-    hi = v >> 32
-    a = lo << r
+    a = (v & 0xFFFFFFFF) << r
+    b = (v >> 32) << r
     acc[q] += a & 0xFFFFFFFF
-    acc[q + 1] += a >> 32
-    b = hi << r
-    acc[q + 1] += b & 0xFFFFFFFF
+    acc[q + 1] += (a >> 32) + (b & 0xFFFFFFFF)
     acc[q + 2] += b >> 32
 
 
@@ -52,39 +49,48 @@ def _accumulate(
     x: np.ndarray, group: np.ndarray, n_groups: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
     """Per group and column: counts, positive and negative sums, sums of squares, and a flag
-    for infinite values (NaN is missing and skipped)."""
+    for infinite values (NaN is missing and skipped).  The limbs of group ``g`` and column
+    ``j`` start at ``(g * p + j) * limbs``."""
     n, p = x.shape
     count = np.zeros((n_groups, p), dtype=np.int64)
-    pos = np.zeros((n_groups, p, _LIMBS1), dtype=np.int64)
-    neg = np.zeros((n_groups, p, _LIMBS1), dtype=np.int64)
-    sq = np.zeros((n_groups, p, _LIMBS2), dtype=np.int64)
+    pos = np.zeros(n_groups * p * _LIMBS1, dtype=np.int64)
+    neg = np.zeros(n_groups * p * _LIMBS1, dtype=np.int64)
+    sq = np.zeros(n_groups * p * _LIMBS2, dtype=np.int64)
     inf = np.zeros((n_groups, p), dtype=np.bool_)
+    bits = x.view(np.int64)
     for i in range(n):
         g = group[i]
         for j in range(p):
             v = x[i, j]
-            if np.isnan(v):
+            if v != v:  # NaN: missing
                 continue
             count[g, j] += 1
-            if np.isinf(v):
+            word = bits[i, j]
+            expo = (word >> 52) & 0x7FF
+            if expo == 0x7FF:
                 inf[g, j] = True
                 continue
-            if v == 0.0:
-                continue
-            m, e = math.frexp(abs(v))
-            mant = np.int64(m * 9007199254740992.0)  # exact: 53 bits
-            bit = np.int64(e) - 53 + _OFF1
-            if v > 0:
-                _put(pos[g, j], mant, bit)
+            mant = word & 0xFFFFFFFFFFFFF
+            if expo == 0:  # zero or subnormal: no implicit bit
+                if mant == 0:
+                    continue
+                expo = 1
             else:
-                _put(neg[g, j], mant, bit)
+                mant |= 1 << 52
+            e2 = expo - 1075  # x = mant * 2^e2 exactly
+            cell = g * p + j
+            if word >= 0:
+                _put(pos, cell * _LIMBS1, mant, e2 + _OFF1)
+            else:
+                _put(neg, cell * _LIMBS1, mant, e2 + _OFF1)
             # mant^2 = h^2 2^54 + 2 h l 2^27 + l^2 with h < 2^26, l < 2^27
             h = mant >> 27
             lo = mant & ((1 << 27) - 1)
-            base = 2 * (np.int64(e) - 53) + _OFF2
-            _put(sq[g, j], h * h, base + 54)
-            _put(sq[g, j], 2 * h * lo, base + 27)
-            _put(sq[g, j], lo * lo, base)
+            base = 2 * e2 + _OFF2
+            at = cell * _LIMBS2
+            _put(sq, at, h * h, base + 54)
+            _put(sq, at, 2 * h * lo, base + 27)
+            _put(sq, at, lo * lo, base)
     return count, pos, neg, sq, inf
 
 
@@ -131,7 +137,10 @@ class Moments:
                     continue
                 s1, s2 = self.total[g][j], self.squares[g][j]
                 num = n * s2 - s1 * s1  # exact, scaled by 2^2252
-                out[g, j] = math.sqrt(float(Fraction(num, n * (n - 1) << _OFF2)))
+                try:
+                    out[g, j] = math.sqrt(float(Fraction(num, n * (n - 1) << _OFF2)))
+                except OverflowError:  # (a variance past the largest float)
+                    out[g, j] = math.inf
         return out
 
 
@@ -158,8 +167,9 @@ def partial_moments(x: np.ndarray, group: np.ndarray | None = None, n_groups: in
         else np.ascontiguousarray(group, dtype=np.int64)
     )
     count, pos, neg, sq, inf = _accumulate(x, g, int(n_groups))
-    total = [
-        [_value(pos[a, j]) - _value(neg[a, j]) for j in range(x.shape[1])] for a in range(n_groups)
-    ]
-    squares = [[_value(sq[a, j]) for j in range(x.shape[1])] for a in range(n_groups)]
+    p = x.shape[1]
+    pos, neg = pos.reshape(n_groups, p, _LIMBS1), neg.reshape(n_groups, p, _LIMBS1)
+    sq = sq.reshape(n_groups, p, _LIMBS2)
+    total = [[_value(pos[a, j]) - _value(neg[a, j]) for j in range(p)] for a in range(n_groups)]
+    squares = [[_value(sq[a, j]) for j in range(p)] for a in range(n_groups)]
     return Moments(count=count, total=total, squares=squares, infinite=inf)
