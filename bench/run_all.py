@@ -18,6 +18,8 @@ RUNS = {
     "microaggregation": ["bench_microaggregation.py"],
     "suppression": ["bench_suppression.py"],
     "noise": ["bench_noise.py", "--repeat", "2"],
+    "keyed_random": ["bench_keyed_random.py", "--repeat", "3"],
+    "random_steps_stream": ["bench_random_steps_stream.py", "2e7"],
     "linkage": ["bench_linkage.py", "2"],
     "microdata_ii": ["bench_microdata_ii.py"],
     "uniqueness": ["bench_uniqueness.py"],

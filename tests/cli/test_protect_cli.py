@@ -129,7 +129,10 @@ def test_job_writes_a_protected_file_meeting_its_target(tmp_path: Path, census_c
         grid = { min_diagonal = [0.8, 0.95] }
     """
     job = write_job(tmp_path, job_text(census_csv, ru))
-    code, stdout, stderr = run("protect", job, "--seed", "42")
+    # (seed 42 gave this job PRAM draws, since the keyed generator, whose suppressed values
+    # of 'education' a decision tree on 'economic_activity' guesses above chance: the release
+    # check then rightly refuses the file; seed 1 does not)
+    code, stdout, stderr = run("protect", job, "--seed", "1")
     assert code == 0, stderr
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == ["external.html", "internal.html",
@@ -161,16 +164,16 @@ def test_job_writes_a_protected_file_meeting_its_target(tmp_path: Path, census_c
         "household_level": ["region", "urban_rural", "household_size", "household_income"],
         "identifiers": ["person_id"],
     }
-    step2 = Pram(variables=["marital_status"], min_diagonal=0.85, seed=43).apply(recoded, **roles)
+    step2 = Pram(variables=["marital_status"], min_diagonal=0.85, seed=2).apply(recoded, **roles)
     step3 = LocalSuppression(k=3, importance=[1, 4, 5, 2, 3]).apply(step2.microdata)
-    step4 = WeightCalibration(seed=45).apply(step3.microdata)
+    step4 = WeightCalibration(seed=4).apply(step3.microdata)
     columns = [c for c in first.columns if c != "household_id"]
     expected = step4.microdata.frame.select(columns).sort(columns, nulls_last=True)
     assert expected.equals(first.select(columns).sort(columns, nulls_last=True))
     # reports: the internal has the R-U map and the seeds; the external neither
     internal = (out / "internal.html").read_text(encoding="utf-8")
     external = (out / "external.html").read_text(encoding="utf-8")
-    assert "seed=43" in internal and "R-U confidentiality map" in internal
+    assert "seed=2" in internal and "R-U confidentiality map" in internal
     assert "PRAM min_diagonal = 0.95" in internal and "local_suppression k = 2" in internal
     assert "seed" not in external and "min_diagonal" not in external
     assert f"k = {int(fk.min())}" in external
@@ -389,7 +392,10 @@ def test_keep_and_household_bounds(tmp_path: Path, census_csv: Path) -> None:
 def test_a_household_weight_at_chance_is_not_a_finding(tmp_path: Path, census_csv: Path) -> None:
     """With seed 3, calibrated household weights put 18 of 95 suppressed regions (in 31 whole
     households) next to records of the same region, 6 by chance: a few households, which is
-    luck, not a channel (the check counted 95 independent guesses and refused the file)."""
+    luck, not a channel (the check counted 95 independent guesses and refused the file).
+
+    (Those figures are of the PRAM draws before the keyed generator of issue 30; with the keyed
+    draws seed 3 suppresses 109 regions, and the file is still written.)"""
     keep = '["household_id", "region", "sex", "age_group", "marital_status", "education", "weight"]'
     text = job_text(census_csv).replace(
         'drop = ["district", "area", "stratum", "age"]', f'keep = {keep}\nhousehold_id = "drop"'
@@ -399,4 +405,4 @@ def test_a_household_weight_at_chance_is_not_a_finding(tmp_path: Path, census_cs
     code, _, stderr = run("protect", write_job(tmp_path, text), "--seed", "3")
     assert code == 0, stderr
     written = read_data(tmp_path / "out" / "protected.csv")
-    assert "weight" in written.columns and written["region"].null_count() == 95
+    assert "weight" in written.columns and written["region"].null_count() == 109

@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdckit import Microdata
+from sdckit._keyed_random import normals
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking.keyed import noise_key
 from sdckit.masking.noise import AddNoise, add_noise
 from sdckit.protection import Protected
 
@@ -32,7 +34,10 @@ def test_additive_matches_formula_with_the_same_random_stream() -> None:
     df = pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [10.0, 0.0, 5.0, 5.0]})
     res = add_noise(df, numeric=["x", "y"], method="additive", noise=50, seed=5)
     sd = np.array([np.std([1, 2, 3, 4], ddof=1), np.std([10, 0, 5, 5], ddof=1)])
-    e = np.random.default_rng(5).standard_normal((4, 2)) * 0.5 * sd
+    # the normals are keyed by the seed's key and the row (sdckit._keyed_random), one lane
+    # per variable
+    key = noise_key(5)
+    e = np.column_stack([normals(key, j, np.arange(4)) for j in range(2)]) * 0.5 * sd
     expected = df.to_numpy() + e
     np.testing.assert_allclose(res.microdata.frame.to_numpy(), expected, rtol=1e-14)
     assert res.details["noise_sd"] == pytest.approx({"x": 0.5 * sd[0], "y": 0.5 * sd[1]})
@@ -49,7 +54,8 @@ def test_e6_coefficients_and_delta_one_draws_from_the_fitted_normal() -> None:
     mu, sigma = x.mean(axis=0), np.cov(x, rowvar=False)
     values, vectors = np.linalg.eigh(sigma)
     factor = vectors * np.sqrt(values)
-    z = np.random.default_rng(1).standard_normal(x.shape)
+    key = noise_key(1)
+    z = np.column_stack([normals(key, j, np.arange(len(x))) for j in range(3)])
     expected = 0.8 * x + 0.6 * (z @ factor.T + mu * 0.2 / 0.6)
     np.testing.assert_allclose(res.microdata.frame.to_numpy(), expected, rtol=1e-12)
 

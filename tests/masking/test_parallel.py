@@ -18,10 +18,12 @@ import polars as pl
 import pytest
 
 from sdckit import Microdata
+from sdckit._keyed_random import normals
 from sdckit.errors import ColumnError, DataError, InfeasibleError, ParameterError
 from sdckit.masking import _strata
 from sdckit.masking._microaggregation import Microaggregation
 from sdckit.masking._pram import Pram
+from sdckit.masking.keyed import noise_key
 from sdckit.masking.noise import AddNoise
 from sdckit.masking.suppression import LocalSuppression
 from sdckit.protection import Protected, clone
@@ -253,12 +255,24 @@ def test_stratum_streams_depend_on_the_seed_and_the_stratum_only() -> None:
     assert _strata.base_sequence(g1).entropy != _strata.base_sequence(g2.spawn(1)[0]).entropy
 
 
-def test_a_stratum_gets_the_same_output_without_the_other_strata(frame: pl.DataFrame) -> None:
+def test_a_stratum_gets_the_same_scale_without_the_other_strata(frame: pl.DataFrame) -> None:
+    # the per-stratum parts (here the noise scale) depend on the stratum alone; the draws are
+    # keyed by the seed and the record's row in the file (sdckit._keyed_random), so a record
+    # keeps its noise wherever the file is cut, as long as it keeps its row
     md = _md(frame, numeric=["income", "expenses"])
-    full = AddNoise(by_strata=True, seed=8, n_jobs=2).apply(md).microdata.frame
+    full = AddNoise(by_strata=True, seed=8, n_jobs=2).apply(md)
     first_two = frame.filter(pl.col("region") < 2)
     part = AddNoise(by_strata=True, seed=8).apply(_md(first_two, numeric=["income", "expenses"]))
-    assert full.filter(pl.col("region") < 2).equals(part.microdata.frame)
+    for v in ("income", "expenses"):
+        assert full.details["noise_sd"][v][:2] == part.details["noise_sd"][v]
+    rows = np.flatnonzero(frame.get_column("region").to_numpy() < 2)
+    key = noise_key(_strata.base_sequence(8))
+    x = frame.select("income", "expenses").to_numpy()[rows].astype(float)
+    scale = np.array([full.details["noise_sd"][v] for v in ("income", "expenses")]).T
+    region = frame.get_column("region").to_numpy()[rows]
+    z = np.column_stack([normals(key, j, rows) for j in range(2)])
+    got = full.microdata.frame.select("income", "expenses").to_numpy()[rows]
+    np.testing.assert_array_equal(got, x + z * scale[region])
 
 
 @pytest.mark.parametrize("seed", [3, None])
@@ -277,10 +291,12 @@ def test_without_strata_the_seed_is_used_as_before(frame: pl.DataFrame) -> None:
     # one stratum or none: the method's own Generator, as before the strata could run apart
     md = _md(frame, strata=None, numeric=["income", "expenses"])
     noise = AddNoise(seed=11).apply(md)
-    rng = np.random.default_rng(11)
+    # the normals are keyed by the first number of the seed's Generator and the row
     x = md.frame.select("income", "expenses").to_numpy()
     sd = x.std(axis=0, ddof=1)
-    expected = x + rng.standard_normal(x.shape) * 1.5 * sd
+    key = noise_key(np.random.default_rng(11))
+    z = np.column_stack([normals(key, j, np.arange(len(x))) for j in range(2)])
+    expected = x + z * 1.5 * sd
     np.testing.assert_allclose(
         noise.microdata.frame.select("income", "expenses").to_numpy(), expected, rtol=1e-12
     )

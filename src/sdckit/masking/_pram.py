@@ -21,13 +21,14 @@ Control of combinations redraws the whole household of a record that breaks it, 
 the original values of every member of a household that still breaks it (``reverted_records``
 counts those members).
 
-Within strata (``by_strata`` and a strata column) each stratum's matrices and draws use a random
-stream of their own, derived from ``seed`` (:func:`sdckit.masking._strata.stratum_seeds`; the
-redraws of the control of combinations, done for the whole file afterwards, one more), so the
-strata can be PRAMmed in parallel processes (``n_jobs``) with the same output as one after the
-other.  Without strata ``seed`` is used directly, as it always was (the same seed gives the same
-output as before); within strata the draws differ from those of earlier versions, which took
-every stratum's numbers from one stream in turn.
+Random numbers: the matrices of stratum ``s`` (the whole file is stratum 0 without strata) are
+generated from a stream of their own derived from ``seed``
+(:func:`sdckit.masking._strata.stratum_seeds`); the draws are keyed by the seed and the
+record's row in the file (:mod:`sdckit._keyed_random`, lane: the variable and the redraw), so
+a slice of the file, a Dask or a Spark partition draws exactly what the whole file draws for
+its rows (:mod:`sdckit.masking.keyed`, :mod:`sdckit.engines`).  The output does not depend on
+``n_jobs`` (kept for compatibility: the draws are one compiled pass).  The draws differ from
+those of versions before the keyed generator.
 """
 
 from __future__ import annotations
@@ -41,18 +42,11 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from sdckit._codes import encode_column, first_index, group_ids
+from sdckit._codes import encode_column, first_index
 from sdckit._validation import check_choice, check_int, check_real, check_seed, column_list
 from sdckit.errors import ColumnError, DataError, ParameterError
-from sdckit.masking._strata import (
-    N_JOBS,
-    Progress,
-    ReportsStrata,
-    base_sequence,
-    run,
-    stratum_seeds,
-    stream_seed,
-)
+from sdckit.masking._keyed_draws import decode, draw_codes, pram_keys, pram_lane, stratum_codes
+from sdckit.masking._strata import N_JOBS, Progress, ReportsStrata
 from sdckit.microdata import Microdata
 from sdckit.protection import (
     Array,
@@ -268,40 +262,6 @@ def _transition_matrix(
     )
 
 
-def _draw_codes(current: np.ndarray, matrix: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """New codes for records whose codes are ``current`` (one vectorised draw per level)."""
-    out = current.copy()
-    for level in range(matrix.shape[0]):
-        sel = np.flatnonzero(current == level)
-        if len(sel):
-            out[sel] = rng.choice(matrix.shape[0], size=len(sel), p=matrix[level])
-    return out
-
-
-def _pram_stratum(
-    settings: dict[str, Any],
-    variables: list[tuple[str, int, np.ndarray, np.ndarray]],
-    seed: np.random.SeedSequence,
-) -> list[tuple[np.ndarray, float | None, np.ndarray]]:
-    """The matrices and draws of one stratum (a module-level function, so that it can run in
-    another process).
-
-    ``variables``: per variable its name, number of levels, the codes its matrix is built from
-    and the codes to draw for.  Returns per variable the matrix, its ``alpha`` and the new
-    codes.
-    """
-    rng = np.random.default_rng(seed)
-    out = []
-    for var, n_levels, counted, current in variables:
-        counts = np.bincount(counted, minlength=n_levels).astype(np.float64)
-        if n_levels == 0 or counts.sum() == 0:
-            out.append((np.eye(n_levels), None, current))
-            continue
-        matrix, alpha = _transition_matrix(var, n_levels, counts, rng, settings)
-        out.append((matrix, alpha, _draw_codes(current, matrix, rng)))
-    return out
-
-
 def _as_combinations(combos: Any, name: str) -> list[dict[str, Any]]:
     if combos is None:
         return []
@@ -356,11 +316,11 @@ class Pram(ReportsStrata, ProtectionMethod):
     max_redraws : int, default 50
         Redraws for records that break the control; then their original values are restored.
     seed : int or numpy.random.Generator, optional
-        Within strata, stratum ``s`` draws from a stream derived from it (see the module
-        docstring).
+        The matrices of stratum ``s`` come from a stream derived from it, the draws are keyed
+        by it and the record's row (see the module docstring).
     n_jobs : int, default 1
-        Processes PRAMming strata at the same time (-1: one per core); the output is the same
-        for every value.
+        Accepted for compatibility with the other methods within strata; PRAM's draws are one
+        compiled pass, and the output is the same for every value.
     """
 
     name: ClassVar[str] = "PRAM"
@@ -473,19 +433,6 @@ class Pram(ReportsStrata, ProtectionMethod):
     ) -> tuple[np.ndarray, float | None]:
         return _transition_matrix(var, n_levels, counts, rng, self._settings())
 
-    @staticmethod
-    def _draw(
-        codes: np.ndarray, matrix: np.ndarray, rows: np.ndarray, rng: np.random.Generator
-    ) -> np.ndarray:
-        """New codes for the records at positions ``rows`` (one vectorised draw per level)."""
-        out = codes.copy()
-        current = codes[rows]
-        for level in range(matrix.shape[0]):
-            sel = rows[current == level]
-            if len(sel):
-                out[sel] = rng.choice(matrix.shape[0], size=len(sel), p=matrix[level])
-        return out
-
     def _violations(
         self,
         frame: pl.DataFrame,
@@ -512,12 +459,6 @@ class Pram(ReportsStrata, ProtectionMethod):
 
     # ------------------------------------------------------------------ contract
     def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
-        rng = check_seed(self.seed)
-        base: np.random.SeedSequence | None = None
-        if self.by_strata and md.strata is not None:
-            # streams of their own for the strata (stream 0) and the redraws (stream 1)
-            base = base_sequence(self.seed)
-            rng = np.random.default_rng(stream_seed(base, 1))
         cols = self._variables(md)
         max_redraws = check_int(self.max_redraws, "max_redraws", minimum=0)
         forbidden = _as_combinations(self.forbidden, "forbidden")
@@ -531,95 +472,81 @@ class Pram(ReportsStrata, ProtectionMethod):
                 if c not in md.frame.columns:
                     raise ColumnError(f"The must_exist group names an unknown column {c!r}.")
         n = md.n_records
+        rows_all = np.arange(n, dtype=np.int64)  # the draws are keyed by the row (file order)
         if self.by_strata and md.strata is not None:
-            strata, n_strata = group_ids(encode_column(md.frame.get_column(md.strata))[0][:, None])
+            column = md.frame.get_column(md.strata)
+            strata = stratum_codes(column, encode_column(column)[1], n)
+            n_strata = int(strata.max(initial=0)) + 1
         else:
             strata, n_strata = np.zeros(n, dtype=np.int64), 1
+        seeds, key = pram_keys(self.seed, n_strata)
         encoded = {c: encode_column(md.frame.get_column(c)) for c in cols}
-        matrices: dict[str, list[np.ndarray]] = {}
-        alphas: dict[str, list[float | None]] = {}
-        new_codes: dict[str, np.ndarray] = {}
-        members = [np.flatnonzero(strata == s) for s in range(n_strata)]
         house = _household_variables(md, cols)
         # household-level variables: one draw per household, made for its first member (whose
         # stratum is the household's) and given to every member
-        lead = _household_heads(md) if house else np.arange(n)
-        is_lead = lead == np.arange(n)
+        lead = _household_heads(md) if house else rows_all
+        is_lead = lead == rows_all
         house_strata = strata[lead]
-        house_members = [np.flatnonzero(house_strata == s) for s in range(n_strata)]
-        if base is not None:  # each stratum with its own stream (in parallel with n_jobs > 1)
-            self._draw_by_stratum(
-                cols, encoded, house, members, house_members, is_lead, lead, base,
-                matrices, alphas, new_codes, progress,
-            )  # fmt: skip
-        for c in cols if base is None else ():
+        # the matrices of a stratum come from its own stream, in the order of the variables
+        # (person counts: the invariant matrix keeps the expected person frequencies)
+        settings = self._settings()
+        matrices: dict[str, list[np.ndarray]] = {c: [] for c in cols}
+        alphas: dict[str, list[float | None]] = {c: [] for c in cols}
+        counts = {}
+        for c in cols:
             codes, levels = encoded[c]
-            result = codes.copy()
-            matrices[c], alphas[c] = [], []
-            per_household = c in house
-            for rows in house_members if per_household else members:
-                rows = rows[codes[rows] >= 0]  # missing values are not PRAMmed
-                # (person counts: the invariant matrix keeps the expected person frequencies)
-                counts = np.bincount(codes[rows], minlength=len(levels)).astype(np.float64)
-                if len(levels) == 0 or counts.sum() == 0:
-                    matrices[c].append(np.eye(len(levels)))
+            st = house_strata if c in house else strata
+            keep = codes >= 0
+            n_lv = max(len(levels), 1)
+            flat = np.bincount(st[keep] * n_lv + codes[keep], minlength=n_strata * n_lv)
+            counts[c] = flat.reshape(n_strata, n_lv)[:, : len(levels)].astype(np.float64)
+        for s in range(n_strata):
+            rng = np.random.default_rng(seeds[s])
+            for c in cols:
+                n_lv = len(encoded[c][1])
+                if n_lv == 0 or counts[c][s].sum() == 0:
+                    matrices[c].append(np.eye(n_lv))
                     alphas[c].append(None)
                     continue
-                m, a = self._matrix(c, len(levels), counts, rng)
+                m, a = _transition_matrix(c, n_lv, counts[c][s], rng, settings)
                 matrices[c].append(m)
                 alphas[c].append(a)
-                result = self._draw(result, m, rows[is_lead[rows]] if per_household else rows, rng)
-            new_codes[c] = result[lead] if per_household else result
+            if progress is not None:
+                progress(s + 1, n_strata)
 
-        def build(codes_by_var: dict[str, np.ndarray]) -> pl.DataFrame:
-            updates = []
-            for c in cols:
-                levels = encoded[c][1]
-                if len(levels) == 0:  # missing for every record: nothing to PRAM
-                    continue
-                new = codes_by_var[c]
-                original = md.frame.get_column(c)
-                drawn = levels.gather(pl.Series(np.where(new >= 0, new, 0))).alias(c)
-                drawn = drawn.cast(original.dtype, strict=False)
-                # missing values (null or NaN) are kept exactly as the caller had them
-                updates.append(
-                    pl.select(
-                        pl.when(pl.Series(new >= 0)).then(drawn).otherwise(original).alias(c)
-                    ).to_series()
-                )
-            return md.frame.with_columns(updates)
+        def draw(i: int, c: str, attempt: int, select: np.ndarray | None) -> np.ndarray:
+            codes = encoded[c][0]
+            if c in house:  # drawn for the first member, keyed by the first member's row
+                sel = is_lead if select is None else is_lead & select
+                out = draw_codes(codes, house_strata, matrices[c], key, pram_lane(i, attempt),
+                                 rows_all, sel)  # fmt: skip
+                return out[lead]
+            return draw_codes(codes, strata, matrices[c], key, pram_lane(i, attempt), rows_all,
+                              select)  # fmt: skip
 
-        frame = build(new_codes)
+        new_codes = {c: draw(i, c, 0, None) for i, c in enumerate(cols)}
+        levels_of = {c: encoded[c][1] for c in cols}
+        frame = decode(md.frame, new_codes, levels_of)
         redraws = reverted = 0
         if forbidden or must_exist:
             bad = self._violations(frame, forbidden, must_exist, md.frame)
-            for _ in range(max_redraws):
+            for attempt in range(1, max_redraws + 1):
                 if not bad.any():
                     break
                 redraws += 1
-                rows_bad = np.flatnonzero(bad)
-                heads_bad = np.unique(lead[rows_bad])  # the households of those records
-                for c in cols:
-                    codes = encoded[c][0]
-                    per_household = c in house
-                    target = heads_bad if per_household else rows_bad
-                    for s, rows in enumerate(house_members if per_household else members):
-                        sel = np.intersect1d(rows, target, assume_unique=True)
-                        sel = sel[codes[sel] >= 0]
-                        if len(sel):
-                            redrawn = self._draw(codes, matrices[c][s], sel, rng)
-                            new_codes[c][sel] = redrawn[sel]
-                    if per_household:
-                        new_codes[c] = new_codes[c][lead]
-                frame = build(new_codes)
+                for i, c in enumerate(cols):
+                    # a household-level value is redrawn for the whole household of a record
+                    sel = np.isin(lead, lead[bad]) if c in house else bad
+                    new_codes[c] = np.where(sel, draw(i, c, attempt, sel), new_codes[c])
+                frame = decode(md.frame, new_codes, levels_of)
                 bad = self._violations(frame, forbidden, must_exist, md.frame)
             if bad.any():
                 if house:  # a household-level value is restored in every member, with the rest
                     bad = np.isin(lead, lead[bad])
                 reverted = int(bad.sum())
                 for c in cols:
-                    new_codes[c][bad] = encoded[c][0][bad]
-                frame = build(new_codes)
+                    new_codes[c] = np.where(bad, encoded[c][0], new_codes[c])
+                frame = decode(md.frame, new_codes, levels_of)
         details: dict[str, Any] = {
             "variables": cols,
             "levels": {c: encoded[c][1].to_list() for c in cols},
@@ -637,50 +564,6 @@ class Pram(ReportsStrata, ProtectionMethod):
         if house:
             details["per_household"] = tuple(c for c in cols if c in house)
         return Protected.from_frames(md, frame, self, details=details)
-
-    def _draw_by_stratum(
-        self,
-        cols: Sequence[str],
-        encoded: dict[str, tuple[np.ndarray, pl.Series]],
-        house: set[str],
-        members: list[np.ndarray],
-        house_members: list[np.ndarray],
-        is_lead: np.ndarray,
-        lead: np.ndarray,
-        base: np.random.SeedSequence,
-        matrices: dict[str, list[np.ndarray]],
-        alphas: dict[str, list[float | None]],
-        new_codes: dict[str, np.ndarray],
-        progress: Progress | None = None,
-    ) -> None:
-        """The matrices and draws, one task per stratum with its own stream (fills the dicts)."""
-        n_strata = len(members)
-        seeds = stratum_seeds(base, n_strata)
-        settings = self._settings()
-        tasks, targets = [], []
-        for s in range(n_strata):
-            variables, rows_of = [], []
-            for c in cols:
-                codes, levels = encoded[c]
-                per_household = c in house
-                rows = (house_members if per_household else members)[s]
-                rows = rows[codes[rows] >= 0]  # missing values are not PRAMmed
-                draw = rows[is_lead[rows]] if per_household else rows
-                variables.append((c, len(levels), codes[rows], codes[draw]))
-                rows_of.append(draw)
-            tasks.append((settings, variables, seeds[s]))
-            targets.append(rows_of)
-        sizes = [len(rows) for rows in members]
-        done = run(_pram_stratum, tasks, self.n_jobs, weights=sizes, progress=progress)
-        for i, c in enumerate(cols):
-            result = encoded[c][0].copy()
-            matrices[c], alphas[c] = [], []
-            for s in range(n_strata):
-                matrix, alpha, drawn = done[s][i]
-                matrices[c].append(matrix)
-                alphas[c].append(alpha)
-                result[targets[s][i]] = drawn
-            new_codes[c] = result[lead] if c in house else result
 
     def verify(self, original: Microdata, protected: Protected) -> None:
         """Only the PRAMmed variables change, within their levels; no forbidden combination.

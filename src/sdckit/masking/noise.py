@@ -54,8 +54,16 @@ processes (``n_jobs``) with the same output as one after the other.  ``details``
 stratum what it holds for a file (``by_stratum``, in the order of ``strata``), the noise
 standard deviation and variance ratio of each variable as a list over strata, and the outliers
 of all records.  Households must lie within one stratum when household-level variables get
-noise.  Without ``by_strata`` (the default) the strata are ignored and ``seed`` is used directly,
-as it always was.
+noise.  Without ``by_strata`` (the default) the strata are ignored and ``seed`` is used directly.
+
+Random numbers: the normals are keyed by the seed and the record's row in the file
+(:mod:`sdckit._keyed_random`; one lane per variable; the key is the first number of the seed's
+Generator, or within strata stream 2 of the strata's base sequence), so a slice of the file, a
+Dask or a Spark partition draws what the whole file draws for its rows; with the exact standard
+deviations (:mod:`sdckit._exact_sums`) uncorrelated noise runs on the engines with the same
+output (:mod:`sdckit.masking.keyed`).  The per-stratum streams still draw what is random within
+a stratum (the sample of the robust outlier fit).  The draws differ from those of versions
+before the keyed generator.
 
 Missing values stay missing; perturbed columns are returned as Float64.  Covariance matrices
 are estimated on the records with every perturbed variable present; constant variables are
@@ -73,6 +81,8 @@ import scipy.linalg
 import scipy.stats
 
 from sdckit._codes import encode_column, first_index
+from sdckit._exact_sums import partial_moments
+from sdckit._keyed_random import normals
 from sdckit._validation import (
     check_choice,
     check_columns_exist,
@@ -81,11 +91,13 @@ from sdckit._validation import (
     column_list,
 )
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.masking._keyed_draws import noise_key
 from sdckit.masking._strata import (
     N_JOBS,
     Progress,
     ReportsStrata,
     Strata,
+    base_sequence,
     run,
     split,
     stratum_seeds,
@@ -174,15 +186,23 @@ def _column_matrix(frame: pl.DataFrame, columns: Sequence[str]) -> np.ndarray:
 
 
 def _column_sd(frame: pl.DataFrame, columns: Sequence[str] | None) -> np.ndarray:
-    """Standard deviation (n - 1) of each column, ignoring missing values; 0 if undefined."""
+    """Standard deviation (n - 1) of each column, ignoring missing values; 0 if undefined.
+
+    Exact (the correctly rounded variance, :mod:`sdckit._exact_sums`), so that an engine
+    summing the file in pieces finds the same value, and scales the noise the same.
+    """
     cols = frame.columns if columns is None else columns
     if not cols:
         return np.zeros(0)
-    exprs = (
-        pl.col(c).cast(pl.Float64).fill_nan(None).std().alias(str(i)) for i, c in enumerate(cols)
-    )
-    sd = frame.select(exprs).to_numpy()[0].astype(np.float64)
-    return np.nan_to_num(sd, nan=0.0)
+    return partial_moments(_column_matrix(frame, cols)).sd()[0]
+
+
+def _keyed_normals(key: int, rows: np.ndarray, p: int) -> np.ndarray:
+    """Standard normals for the records at global ``rows``, column ``j`` from lane ``j``
+    (keyed by the row, so any slice of the file draws what the whole file draws)."""
+    if p == 0:
+        return np.empty((len(rows), 0))
+    return np.column_stack([normals(key, j, rows) for j in range(p)])
 
 
 def _sqrt_factor(cov: np.ndarray) -> np.ndarray:
@@ -296,12 +316,16 @@ def _perturb(
     lead: np.ndarray,
     settings: tuple[str, float, float, str, float],
     rng: np.random.Generator,
+    key: int,
+    rows: np.ndarray,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """The perturbed values of ``x`` (records x the variables ``free``) and the details.
 
     ``sd``: the standard deviation of each variable; ``is_house``: which are household-level;
     ``lead``: the position of each record's household's first member; ``settings``: method,
-    noise, delta, outlier rule and quantile.  The whole file, or one stratum.
+    noise, delta, outlier rule and quantile.  The whole file, or one stratum.  The normals are
+    keyed by ``key`` and the records' global ``rows`` (one lane per variable of ``free``);
+    ``rng`` draws the robust fit's sample of the Mahalanobis outlier rule.
     """
     method, noise, delta, rule, quantile = settings
     missing = np.isnan(x)
@@ -311,9 +335,10 @@ def _perturb(
     xa = x[:, active]
     complete = ~np.isnan(xa).any(axis=1)
     house = [i for i, j in enumerate(active) if is_house[j]]
+    z = _keyed_normals(key, rows, x.shape[1])[:, active]
     if method in ("additive", "outliers"):
         scale = noise / 100 * sd[active]
-        e = rng.standard_normal(xa.shape) * scale
+        e = z * scale
         if house:
             e[:, house] = e[np.ix_(lead, house)]
         if method == "outliers":
@@ -330,21 +355,19 @@ def _perturb(
     elif method == "correlated":
         _, cov = _complete_cov(xa, complete)
         if house:
-            z = rng.standard_normal(xa.shape)
             y[:, active] = xa + _household_noise(z, noise / 100 * cov, house, lead)
         else:
             factor = _sqrt_factor(noise / 100 * cov)
-            y[:, active] = xa + rng.standard_normal(xa.shape) @ factor.T
+            y[:, active] = xa + z @ factor.T
         noise_sd = np.sqrt(noise / 100 * np.diag(cov))
     else:  # correlated2 / exact
         mean, cov = _complete_cov(xa, complete)
         c1, c2 = np.sqrt(1.0 - delta**2), delta
         if house:
-            z = rng.standard_normal(xa.shape)
             e = _household_noise(z, cov, house, lead) + mean * (1.0 - c1) / c2
         else:
             factor = _sqrt_factor(cov)
-            e = rng.standard_normal(xa.shape) @ factor.T + mean * (1.0 - c1) / c2
+            e = z @ factor.T + mean * (1.0 - c1) / c2
         ya = c1 * xa + c2 * e
         if method == "exact" and house:
             ya = _restore_moments_by_household(ya, xa, complete, house, lead)
@@ -358,7 +381,10 @@ def _perturb(
     if missing.any():
         y[missing] = np.nan
     details["noise_sd"] = dict(zip([free[j] for j in active], map(float, noise_sd), strict=True))
-    ratio = _column_sd(pl.DataFrame(y[:, active]), None) ** 2 / sd[active] ** 2
+    # (a reported figure: polars' sum is enough, the exact one is for the noise scale)
+    released = pl.DataFrame(y[:, active]).select(pl.all().fill_nan(None).std())
+    released_sd = np.nan_to_num(released.to_numpy().reshape(-1).astype(np.float64), nan=0.0)
+    ratio = released_sd**2 / sd[active] ** 2
     details["variance_ratio"] = {free[j]: float(r) for j, r in zip(active, ratio, strict=True)}
     details["constant_variables"] = [free[j] for j in np.flatnonzero(sd == 0)]
     return y, details
@@ -372,10 +398,12 @@ def _perturb_stratum(
     lead: np.ndarray,
     settings: tuple[str, float, float, str, float],
     seed: np.random.SeedSequence,
+    key: int,
+    rows: np.ndarray,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """:func:`_perturb` of one stratum with its own stream (a module-level function, so that
     it can run in another process)."""
-    return _perturb(x, sd, free, is_house, lead, settings, np.random.default_rng(seed))
+    return _perturb(x, sd, free, is_house, lead, settings, np.random.default_rng(seed), key, rows)
 
 
 # ---------------------------------------------------------------------------------- method
@@ -569,7 +597,12 @@ class AddNoise(ReportsStrata, ProtectionMethod):
         strata = self._strata(md, lead if is_house.any() else None)
         if strata is None:
             sd = _column_sd(md.frame, free)
-            y, found = _perturb(x, sd, free, is_house, lead, settings, check_seed(self.seed))
+            # the key comes from the seed's Generator, so an integer and a Generator of it
+            # give the same output (as they always did); the Generator then draws the rest
+            rng = check_seed(self.seed)
+            key = noise_key(rng)
+            rows = np.arange(md.n_records, dtype=np.int64)
+            y, found = _perturb(x, sd, free, is_house, lead, settings, rng, key, rows)
             details.update(found)
         else:  # each stratum on its own, with its own stream (in parallel with n_jobs > 1)
             y = self._perturb_strata(
@@ -626,12 +659,14 @@ class AddNoise(ReportsStrata, ProtectionMethod):
         progress: Progress | None = None,
     ) -> np.ndarray:
         """The perturbed values, one task per stratum; the details per stratum and in all."""
-        seeds = stratum_seeds(self.seed, strata.n_strata)
+        base = base_sequence(self.seed)
+        seeds = stratum_seeds(base, strata.n_strata)
+        key = noise_key(base)  # one key: the draws are keyed by the record's row in the file
         position = strata.position()
         tasks = [
             (
                 x[rows], _column_sd(md.frame[rows], free), free, is_house,
-                position[lead[rows]], settings, seeds[s],
+                position[lead[rows]], settings, seeds[s], key, rows,
             )
             for s, rows in enumerate(strata.rows)
         ]  # fmt: skip
@@ -780,6 +815,12 @@ def _moment_map(y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     cov_x = np.atleast_2d(np.cov(x, rowvar=False))
     cov_y = np.atleast_2d(np.cov(y, rowvar=False))
     try:
+        # a singular matrix may pass Cholesky by rounding: its smallest eigenvalue decides
+        values = np.linalg.eigvalsh(cov_x)
+        if values.size and not values.min() > 1e-12 * max(
+            float(values.max()), np.finfo(float).tiny
+        ):
+            raise np.linalg.LinAlgError
         lx = np.linalg.cholesky(cov_x)
         ly = np.linalg.cholesky(cov_y)
     except np.linalg.LinAlgError:
