@@ -1,6 +1,10 @@
 """Benchmark: the insider audit of every suppression method's pattern, before and after repair.
 
-Run as ``.venv/bin/python bench/bench_insider.py [--enterprises N] [--seed S] [--methods ...]``.
+Run as ``.venv/bin/python bench/bench_insider.py [--enterprises N] [--seed S] [--methods ...]
+[--register 3|4]``.  With ``--register`` the table is the generated business register's
+(:func:`~sdckit.datasets.generate_business_register`: local units of enterprises in holdings)
+by activity x region (both hierarchical) x size class (x legal form with ``4``), its
+contributors the holdings.
 
 The table: seeded synthetic enterprises (one record each, so a cell's contributors are its
 enterprises) over location (2 regions x 4 municipalities) x activity (3 sections x 3
@@ -76,6 +80,24 @@ def business_table(n: int, seed: int) -> Table:
     )
 
 
+def register_table(n: int, seed: int, four: bool) -> Table:
+    """Turnover of ``generate_business_register(n, seed=seed)`` by activity x region x size
+    class (both hierarchies; ``four``: x legal form), counted by enterprises in holdings."""
+    from sdckit.datasets import BUSINESS_HIERARCHIES, generate_business_register
+
+    register = generate_business_register(n, seed=seed)
+    dims: dict[str, object] = {
+        "activity": BUSINESS_HIERARCHIES["activity"],
+        "region": BUSINESS_HIERARCHIES["region"],
+        "size_class": None,
+    }
+    if four:
+        dims["legal_form"] = None
+    return Table.from_microdata(
+        register, dims, "turnover", respondent="enterprise_id", holding="holding_id"
+    )
+
+
 def _row(name: str, stage: str, t: Table, seconds: float) -> str:
     outsider = audit(t, insider=False, intervals="check")
     inside = audit(t, intervals="check")
@@ -92,13 +114,25 @@ def main() -> None:
     parser.add_argument("--enterprises", type=int, default=1500)
     parser.add_argument("--seed", type=int, default=29)
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
+    parser.add_argument(
+        "--register",
+        choices=("3", "4"),
+        default=None,
+        help="the generated business register's table of 3 or 4 dimensions (respondents in "
+        "holdings) instead of the one-record enterprises",
+    )
     args = parser.parse_args()
-    t = business_table(args.enterprises, args.seed)
+    if args.register:
+        t = register_table(args.enterprises, args.seed, args.register == "4")
+    else:
+        t = business_table(args.enterprises, args.seed)
     marked = apply_rules(t, [MinFrequency(threshold=3, safety_range=10.0), PPercent(p=15.0)])
     single = int((marked.primary & (marked.n_contributors == 1)).sum())
+    unit = "holding" if args.register else "enterprise"
     print(
-        f"table: {t.n_cells} cells, {args.enterprises} enterprises (seed {args.seed}), "
-        f"{int(marked.primary.sum())} primaries ({single} single-enterprise)\n"
+        f"table: {t.n_cells} cells ({' x '.join(t.dimensions)}), {args.enterprises} "
+        f"enterprises (seed {args.seed}), {int(marked.primary.sum())} primaries ({single} "
+        f"single-{unit})\n"
     )
     print(
         "| method | pattern | primaries | secondaries | outsider: primaries below level | "
