@@ -20,11 +20,50 @@ from sdckit.errors import ParameterError
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
 
-__all__ = ["ENGINES", "assess_file_on_engine"]
+__all__ = ["ENGINES", "assess_file_on_engine", "auto_engine"]
 
 #: The values of ``--engine`` (those of :data:`sdckit.engines.ENGINES`, not imported here so
 #: that ``sdckit --help`` stays fast).
 ENGINES = ("auto", "polars", "streaming", "dask", "spark")
+
+
+def auto_engine(
+    path: Path, columns: list[str], *, suda2: bool = False, out: Path | None = None
+) -> Any:
+    """What ``sdckit risk`` without ``--engine`` (or with ``--engine auto``) runs on, and why.
+
+    A Parquet file whose columns used would take more than
+    :data:`sdckit.engines.MEMORY_SHARE` of the free memory runs on the streaming engine;
+    anything else in memory, in process (every measure, any output format): a file of another
+    format (read in memory by the engines too), ``--suda2`` and a non-Parquet ``--out`` (which
+    need the records in memory; the reason says so, with the size when it is large).
+
+    Returns
+    -------
+    EngineChoice
+        ``engine`` is ``"streaming"`` or ``"polars"`` (in memory, in process).
+    """
+    from sdckit.engines import EngineChoice, engine_choice
+    from sdckit.io import detect_format
+
+    try:
+        parquet = detect_format(path) == "parquet" and path.exists()
+    except ParameterError:
+        parquet = False  # the in-process reader names the format problem
+    if not parquet:
+        return EngineChoice("polars", "the file is not Parquet: it is read in memory")
+    names = _parquet_columns(path)
+    by_size = engine_choice(path, "auto", [c for c in columns if c in names])
+    blocker = None
+    if suda2:
+        blocker = "--suda2 needs the records in memory"
+    elif out is not None and not out.is_dir() and detect_format(out) != "parquet":
+        blocker = f"the --out file {out.name!r} is not Parquet: it is written in memory"
+    if blocker is None:
+        return by_size
+    if by_size.engine == "streaming":
+        blocker += f"; {by_size.reason}"
+    return EngineChoice("polars", blocker)
 
 
 def _engine_missing(engine: str) -> None:

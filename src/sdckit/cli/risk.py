@@ -6,8 +6,10 @@ row per input record, in input order: ``fk``, ``Fk_hat``, ``risk``; with ``--hou
 ``--sensitive`` the l-diversity columns ``l_distinct_<s>``, ``l_entropy_<s>`` and
 ``l_recursive_<s>``.
 
-With ``--engine`` the frequencies and risks run on an engine instead of in process
-(:mod:`sdckit.cli._risk_engine`).
+Without ``--engine`` (or with ``--engine auto``) the command chooses: a Parquet file whose
+columns used would take more than a share of the free memory runs on the streaming engine,
+anything else in process; the summary says which and why.  ``--engine polars|streaming|dask|
+spark`` forces an engine (:mod:`sdckit.cli._risk_engine`).
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ from sdckit.cli._common import (
     split_columns,
     stdout_console,
 )
-from sdckit.cli._risk_engine import ENGINES, assess_file_on_engine
+from sdckit.cli._risk_engine import ENGINES, assess_file_on_engine, auto_engine
 from sdckit.errors import DataError, ParameterError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import polars as pl
 
-__all__ = ["ENGINES", "assess_file", "assess_file_on_engine", "risk_command"]
+__all__ = ["ENGINES", "assess_file", "assess_file_on_engine", "auto_engine", "risk_command"]
 
 
 # numpy, polars and the measures are imported by the command when it runs, not when the
@@ -201,8 +203,10 @@ def risk_command(
         str | None,
         typer.Option(
             "--engine",
-            help="Compute on an engine: auto, polars, streaming, dask or spark (the records "
-            "stay on it; --out must then be .parquet; no --suda2). Default: in process.",
+            help="Compute on an engine: polars, streaming, dask or spark (the records stay on "
+            "it; --out must then be .parquet; no --suda2). Default: auto (a Parquet file too "
+            "large for the free memory streams, anything else runs in process; the summary "
+            "says which and why).",
         ),
     ] = None,
 ) -> None:
@@ -236,13 +240,20 @@ def risk_command(
         na_list = (
             None if na_values is None else [v.strip() for v in na_values.split(",") if v.strip()]
         )
+        if engine is None or engine == "auto":
+            wanted = [*key_list, *(c for c in (weight, household) if c), *sensitive_list]
+            choice = auto_engine(file, wanted, suda2=suda2, out=out)
+            engine = None if choice.engine == "polars" else choice.engine
+            label = f"{choice.engine if engine else 'in memory'} ({choice.reason})"
+        else:
+            label = f"{engine} (asked for)"
         if engine is not None:
             if suda2:
                 raise ParameterError(
                     "The --suda2 option cannot run on an engine (SUDA needs the records in "
                     "memory); drop --engine, or drop --suda2."
                 )
-            result, rows = assess_file_on_engine(
+            _, rows = assess_file_on_engine(
                 file,
                 engine=engine,
                 keys=key_list,
@@ -254,7 +265,7 @@ def risk_command(
                 na_values=na_list,
                 out=out,
             )
-            _print_summary(file, out, key_list, rows, engine=result.engine)
+            _print_summary(file, out, key_list, rows, engine=label)
             return
         records, rows = assess_file(
             file,
@@ -269,4 +280,4 @@ def risk_command(
         )
         if out is not None:
             write_data(records, out)
-    _print_summary(file, out, key_list, rows)
+    _print_summary(file, out, key_list, rows, engine=label)

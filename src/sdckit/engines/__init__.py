@@ -10,7 +10,9 @@ The per-record result comes back as the caller's (lazy) frame or is written as P
   per-record ``fk``, ``Fk_hat``, ``risk`` (household risk, l-diversity);
 * :func:`table_on_engine`: every cell of a table, totals and sub-totals included, ready for
   :class:`sdckit.tables.Table`;
-* :func:`choose_engine`: what ``engine="auto"`` picks.
+* :func:`choose_engine`: what ``engine="auto"`` picks; :func:`engine_choice` also says why
+  (:class:`EngineChoice`: the input's kind, or the size of the columns used against
+  :data:`MEMORY_SHARE` of the free memory).
 
 Dask (``pip install 'sdckit[dask]'``) and PySpark (``'sdckit[spark]'``, plus a Java runtime)
 are optional; importing this package imports neither.
@@ -19,20 +21,27 @@ are optional; importing this package imports neither.
 from sdckit.engines._api import (
     ENGINES,
     STREAMING_THRESHOLD_BYTES,
+    EngineChoice,
     EngineError,
     EngineRisk,
     choose_engine,
+    engine_choice,
     risk_on_engine,
     table_on_engine,
 )
+from sdckit.engines._choice import MEMORY_SHARE, free_memory
 
 __all__ = [
     "ENGINES",
+    "MEMORY_SHARE",
     "STREAMING_THRESHOLD_BYTES",
+    "EngineChoice",
     "EngineError",
     "EngineRisk",
     "EngineTable",
     "choose_engine",
+    "engine_choice",
+    "free_memory",
     "risk_on_engine",
     "table_on_engine",
 ]

@@ -13,24 +13,27 @@ import polars as pl
 
 from sdckit._results import Summary
 from sdckit._validation import check_choice, check_columns_exist, check_int, check_real, column_list
+from sdckit.engines._choice import (
+    ENGINES,
+    STREAMING_THRESHOLD_BYTES,
+    EngineChoice,
+    choose_engine,
+    data_kind,
+    engine_choice,
+)
 from sdckit.engines._classes import check_finest, class_figures
 from sdckit.errors import ColumnError, ParameterError, SdcError
 
 __all__ = [
     "ENGINES",
     "STREAMING_THRESHOLD_BYTES",
+    "EngineChoice",
     "EngineRisk",
     "choose_engine",
+    "engine_choice",
     "risk_on_engine",
     "table_on_engine",
 ]
-
-#: The engines, ``"auto"`` first (see :func:`choose_engine`).
-ENGINES = ("auto", "polars", "streaming", "dask", "spark")
-
-#: Above this estimated in-memory size of the columns used, ``engine="auto"`` streams a polars
-#: LazyFrame or a Parquet path (environment variable ``SDCKIT_STREAMING_BYTES`` overrides it).
-STREAMING_THRESHOLD_BYTES = 1 << 30
 
 #: With missing key values as wildcards, each pair of missing-value patterns is one join; above
 #: this many patterns the plan is refused (see :func:`risk_on_engine`).
@@ -41,74 +44,8 @@ class EngineError(SdcError, ValueError):
     """A measure cannot run on the engine asked for (the message names an alternative)."""
 
 
-def _kind(data: Any) -> str:
-    """``"polars"``, ``"path"``, ``"dask"``, ``"spark"`` or ``"other"``."""
-    if isinstance(data, pl.DataFrame | pl.LazyFrame):
-        return "polars"
-    if isinstance(data, str | os.PathLike):
-        return "path"
-    module = type(data).__module__.split(".")[0]
-    if module in ("dask", "dask_expr"):
-        return "dask"
-    if module == "pyspark":
-        return "spark"
-    return "other"
-
-
-def _threshold() -> int:
-    value = os.environ.get("SDCKIT_STREAMING_BYTES")
-    return int(value) if value else STREAMING_THRESHOLD_BYTES
-
-
-def _estimated_bytes(lf: pl.LazyFrame, columns: Sequence[str]) -> int:
-    """Rows times 8 bytes per column used (the row count of a Parquet scan is metadata)."""
-    rows = int(lf.select(pl.len()).collect(engine="streaming").item())
-    return rows * 8 * max(len(columns), 1)
-
-
-def choose_engine(data: Any, engine: str = "auto", columns: Sequence[str] = ()) -> str:
-    """The engine that runs ``data``: ``engine`` itself, or the choice of ``"auto"``.
-
-    ``"auto"``: a Dask DataFrame runs on Dask, a PySpark DataFrame on Spark; a polars DataFrame
-    (or pandas, pyarrow) in memory on polars; a polars LazyFrame or a Parquet path on the
-    streaming engine when the columns used would take more than
-    :data:`STREAMING_THRESHOLD_BYTES` in memory, else on the in-memory polars engine.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> choose_engine(pl.DataFrame({"a": [1, 2]}))
-    'polars'
-    >>> choose_engine(pl.DataFrame({"a": [1, 2]}), "streaming")
-    'streaming'
-    """
-    check_choice(engine, "engine", ENGINES)
-    kind = _kind(data)
-    if engine != "auto":
-        if kind in ("dask", "spark") and engine != kind:
-            raise ParameterError(
-                f"The data is a {kind.capitalize()} DataFrame; it runs on engine={kind!r} "
-                "(or 'auto'). To use another engine, convert it first."
-            )
-        if kind in ("polars", "other") and engine in ("dask", "spark"):
-            raise ParameterError(
-                f"engine={engine!r} needs a {engine.capitalize()} DataFrame or a Parquet path; "
-                "this data is in memory: use engine='polars' (or 'streaming')."
-            )
-        return engine
-    if kind in ("dask", "spark"):
-        return kind
-    if kind == "path":
-        lf = pl.scan_parquet(data)
-    elif isinstance(data, pl.LazyFrame):
-        lf = data
-    else:
-        return "polars"
-    return "streaming" if _estimated_bytes(lf, columns) > _threshold() else "polars"
-
-
 def _backend(data: Any, engine: str) -> Any:
-    kind = _kind(data)
+    kind = data_kind(data)
     if engine == "dask":
         from sdckit.engines._dask import DaskEngine
 
@@ -150,6 +87,8 @@ class EngineRisk:
     ----------
     engine : str
         The engine that ran (``"polars"``, ``"streaming"``, ``"dask"`` or ``"spark"``).
+    reason : str
+        Why that engine (:class:`EngineChoice`): ``"asked for"``, or what ``"auto"`` saw.
     keys : tuple of str
     records : object or None
         The per-record result in the caller's form: every input column plus ``fk``,
@@ -172,6 +111,7 @@ class EngineRisk:
     _figures: dict[str, float | int] = field(default_factory=dict)
     method: str = "approx"
     missing: str = "wildcard"
+    reason: str = ""
 
     def figures(self) -> dict[str, float | int]:
         """The file-level figures, by the names of :meth:`sdckit.risk.RiskAssessment.figures`."""
@@ -203,6 +143,7 @@ class EngineRisk:
         notes = [
             f"key variables: {', '.join(self.keys)}; missing values: {self.missing}; "
             f"Benedetti-Franconi risk, method {self.method!r}; engine {self.engine!r}"
+            + (f" ({self.reason})" if self.reason else "")
         ]
         if self.output is not None:
             notes.append(f"per-record result written to {self.output}")
@@ -294,7 +235,8 @@ def risk_on_engine(
     used = [*key_list, *sens, *(x for x in (weight, household) if x)]
     if len(set(used)) != len(used):
         raise ColumnError("A column is given two roles; give each column one role.")
-    chosen = choose_engine(data, engine, used)
+    choice = engine_choice(data, engine, used)
+    chosen = choice.engine
     backend = _backend(data, chosen)
     check_columns_exist(used, backend.columns, "data")
     finest = backend.finest([*key_list, *sens], weight)
@@ -352,6 +294,7 @@ def risk_on_engine(
         _figures=figures,
         method=method,
         missing=missing,
+        reason=choice.reason,
     )
 
 

@@ -168,6 +168,16 @@ class PolarsEngine:
                 f"The data already has a column named {clash[0]!r}, which the per-record result "
                 "adds; rename it first."
             )
+        if self.frame is None:
+            from sdckit.engines._lookup import ClassLookup, packed_codes
+
+            packed = packed_codes(self.schema, keys, finest.select(keys)[first])
+            if packed is not None:
+                # a hash lookup per batch of records instead of a join (see _lookup)
+                code, class_codes = packed
+                lookup = ClassLookup(class_codes, columns)
+                per_class = code.map_batches(lookup, return_dtype=lookup.dtype, is_elementwise=True)
+                return self.lazy.with_columns(per_class.alias("__sdc_class")).unnest("__sdc_class")
         cls = finest.select(keys)[first].with_columns(
             pl.Series(name, values) for name, values in columns.items()
         )
