@@ -102,3 +102,58 @@ def test_a_gauss_job_reports_the_elimination_as_it_goes(
     assert res.protected and audit(res.table, insider=False).ok
     quiet = run_table_job(job, write=False)
     np.testing.assert_array_equal(quiet.table.status, res.table.status)
+
+
+@pytest.mark.parametrize("line", [None, "auto"])
+def test_without_engine_a_large_file_streams_and_builds_the_in_memory_table(
+    tmp_path: Path, census_parquet: Path, monkeypatch: pytest.MonkeyPatch, line: str | None
+) -> None:
+    """``[input] engine`` absent or "auto": the file and the free memory decide; a file too
+    large for a quarter of the free memory (patched) is aggregated on the streaming engine
+    into the table the in-memory build gives, and the job says where and why."""
+    from typer.testing import CliRunner
+
+    from sdckit.cli.app import app
+    from sdckit.engines import _choice
+
+    monkeypatch.delenv("SDCKIT_STREAMING_BYTES", raising=False)
+    monkeypatch.setattr(_choice, "free_memory", lambda: 10**12)
+    plain = load_table_job(_job(tmp_path, census_parquet, line))
+    assert plain.engine is not None and plain.engine.startswith("in memory (the 4 columns used")
+    assert plain.engine.endswith("within 25 % of the 1000.0 GB free)")
+    monkeypatch.setattr(_choice, "free_memory", lambda: 1000)
+    streamed = load_table_job(_job(tmp_path, census_parquet, line))
+    assert streamed.engine is not None and streamed.engine.startswith("streaming (the 4 columns")
+    assert streamed.engine.endswith("more than 25 % of the 1000 bytes free)")
+    a, b = plain.table, streamed.table
+    assert [h.codes for h in a.hierarchies] == [h.codes for h in b.hierarchies]
+    np.testing.assert_allclose(b.values, a.values, rtol=1e-12)
+    np.testing.assert_array_equal(b.n_contributors, a.n_contributors)
+    np.testing.assert_allclose(b.top, a.top, rtol=1e-12)
+    assert int(a.n_contributors.max()) == 1500  # the grand total: every record
+    # the command prints it
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["table", str(_job(tmp_path, census_parquet, line))])
+    assert result.exit_code in (0, 1), result.stderr
+    assert "engine:streaming(the4columnsused" in "".join(result.stdout.split())
+
+
+def test_options_of_the_in_memory_build_keep_it_in_memory(
+    tmp_path: Path, census_parquet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.engines import _choice
+
+    monkeypatch.setattr(_choice, "free_memory", lambda: 1000)
+    csv = tmp_path / "census.csv"
+    pl.read_parquet(census_parquet).write_csv(csv)
+    job = load_table_job(_job(tmp_path, csv, None))
+    assert job.engine == "in memory (the file is not Parquet: it is read in memory)"
+    path = _job(tmp_path, census_parquet, None)
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            'weight = "weight"', 'weight = "weight"\nmissing_value = "drop"'
+        ),
+        encoding="utf-8",
+    )
+    job = load_table_job(path)
+    assert job.engine == "in memory ([table] 'missing_value' = \"drop\" is built in memory)"

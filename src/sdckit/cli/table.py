@@ -46,7 +46,13 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
     if getattr(outcome, "perturbation", None) is not None:  # a [cellkey] job
         return _print_cellkey(console, job, outcome)
     table, result, checked, written = outcome
-    summary = RichTable(title=job.title, title_justify="left")
+    engine = getattr(job, "engine", None)  # where the table was built and why
+    summary = RichTable(
+        title=job.title,
+        title_justify="left",
+        caption=f"engine: {engine}" if engine else None,
+        caption_justify="left",
+    )
     summary.add_column("measure")
     summary.add_column("value", justify="right")
     for label, value in table.summary().rows:

@@ -78,6 +78,9 @@ class TableJob:
     #: How the published table shows an empty cell (``[output] empty``): "symbol" (``-``),
     #: "zero" or "omit" (:meth:`sdckit.tables.Table.published`).
     empty: str = "symbol"
+    #: Where the table was built and why (``"streaming (the 3 columns used take ...)"``); None
+    #: for a ``kind = "cells"`` input.
+    engine: str | None = None
 
     @property
     def suppression_params(self) -> dict[str, Any]:
@@ -158,6 +161,41 @@ def _records(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Re
 
 
 def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Any:
+    return _build_table_where(base, input_spec, spec)[0]
+
+
+def _auto_engine(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -> Any:
+    """``[input] engine`` absent or ``"auto"``: in memory, or streaming for a Parquet file
+    whose columns used would take more than a share of the free memory
+    (:func:`sdckit.engines.engine_choice`); the options only the in-memory build reads keep
+    it in memory, and the reason says so."""
+    from sdckit.engines import EngineChoice, engine_choice
+
+    path = path_of(base, input_spec["file"], "input file")
+    fmt = input_spec.get("format") or path.suffix.lstrip(".").lower()
+    if fmt != "parquet" and not path.is_dir():
+        return EngineChoice("polars", "the file is not Parquet: it is read in memory")
+    for key, why in (
+        ("respondent", "[table] 'respondent' is built in memory"),
+        ("holding", "[table] 'holding' is built in memory"),
+    ):
+        if key in spec:
+            return EngineChoice("polars", why)
+    if spec.get("missing_value", "error") != "error":
+        return EngineChoice("polars", "[table] 'missing_value' = \"drop\" is built in memory")
+    if "na_values" in input_spec:
+        return EngineChoice("polars", "[input] 'na_values' is read in memory")
+    dims = list(spec["dimensions"])
+    used = [*dims, *(spec[k] for k in ("value", "weight") if isinstance(spec.get(k), str))]
+    if not path.exists():
+        return EngineChoice("polars", "in memory")  # the reader names the missing file
+    return engine_choice(path, "auto", used)
+
+
+def _build_table_where(
+    base: Path, input_spec: dict[str, Any], spec: dict[str, Any]
+) -> tuple[Any, str | None]:
+    """The table of a job and where it was built and why (None for a cells input)."""
     from sdckit.io import read_data
     from sdckit.tables import Table
 
@@ -199,8 +237,16 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
     ):
         raise ParameterError("[input] 'na_values' must be a list of strings.")
     engine = input_spec.get("engine")
-    if engine is not None:
-        return _build_on_engine(base, input_spec, spec, dims, engine)
+    where = None
+    if engine is not None and engine != "auto":
+        table = _build_on_engine(base, input_spec, spec, dims, engine)
+        return table, f"{engine} (asked for)"
+    if kind == "microdata":
+        choice = _auto_engine(base, input_spec, spec)
+        if choice.engine == "streaming":
+            table = _build_on_engine(base, input_spec, spec, dims, "streaming")
+            return table, str(choice)
+        where = f"in memory ({choice.reason})"
     # the codes of the dimensions are read exactly as written (text), as key variables are
     frame = read_data(
         path_of(base, input_spec["file"], "input file"),
@@ -240,11 +286,12 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
                 "[table] 'n_contributors' and 'top' are for kind = \"cells\" inputs."
             )
         n_top = check_int(spec.get("n_top", 3), "table.n_top", minimum=1)
-        return Table.from_microdata(
+        table = Table.from_microdata(
             frame, dimensions, value, weight=spec.get("weight"), n_top=n_top, missing=missing,
             missing_value=missing_value, respondent=spec.get("respondent"),
             holding=spec.get("holding"),
         )  # fmt: skip
+        return table, where
     if "missing_value" in spec:
         raise ParameterError(
             "[table] 'missing_value' is for microdata inputs; a kind = \"cells\" input needs "
@@ -257,9 +304,10 @@ def _build_table(base: Path, input_spec: dict[str, Any], spec: dict[str, Any]) -
         )
     if value is None:
         raise ParameterError("[table] a kind = \"cells\" input needs the 'value' column.")
-    return Table.from_frame(
+    table = Table.from_frame(
         frame, dimensions, value, n_contributors=spec.get("n_contributors"), top=spec.get("top")
     )
+    return table, None
 
 
 def _build_on_engine(
@@ -472,7 +520,7 @@ def load_table_job(path: str | Path) -> TableJob:
     if not isinstance(title, str):
         raise ParameterError("The job file's 'title' must be a string.")
     table_spec = table_of(spec.get("table"), "table")
-    table = _build_table(base, input_spec, table_spec)
+    table, where = _build_table_where(base, input_spec, table_spec)
     return TableJob(
         job_path,
         title,
@@ -488,6 +536,7 @@ def load_table_job(path: str | Path) -> TableJob:
         _records(base, input_spec, table_spec),
         linked_audit,
         _empty(output),
+        where,
     )
 
 
