@@ -11,7 +11,13 @@ computes fk, Fk_hat, individual and global risk and k-anonymity counts and write
 per-record result (the input columns plus fk, Fk_hat, risk) as Parquet.  The floors do the same
 work in plain polars: a group-by (count, weight sum), sdcMicro's approximate risk per class as a
 polars expression, joined back to the records in their order and written (``write_parquet`` in
-memory, ``sink_parquet`` on the streaming engine).
+memory, ``sink_parquet`` on the streaming engine).  ``cli-auto`` is the command as a new user
+types it, without ``--engine`` (``sdckit risk FILE --keys k1,...,k7 --weight w --out OUT``, in
+a child process of the measured one): the engine it chose is printed in a comment, and its time
+is compared with the streaming floor's.
+
+Run it from the source tree you measure (``PYTHONPATH=src`` for a worktree: the children
+inherit it).
 """
 
 from __future__ import annotations
@@ -32,7 +38,16 @@ KEYS = [f"k{i}" for i in range(1, 8)]
 LEVELS = (2, 5, 10, 20, 50, 100, 300)
 EXPONENTS = (0.5, 1.0, 1.3, 1.6, 1.8, 2.0, 2.0)
 CHUNK = 5_000_000
-ENGINES = ("in-process", "floor-memory", "polars", "floor-streaming", "streaming", "dask", "spark")
+ENGINES = (
+    "in-process",
+    "floor-memory",
+    "polars",
+    "floor-streaming",
+    "streaming",
+    "cli-auto",
+    "dask",
+    "spark",
+)
 
 
 def generate(path: Path, rows: int, seed: int = 20261201) -> None:
@@ -143,6 +158,17 @@ elif engine in ("floor-memory", "floor-streaming"):
         lf.join(g, on=KEYS, how="left", maintain_order="left").sink_parquet(
             out, engine="streaming"
         )
+elif engine == "cli-auto":
+    import subprocess
+    cmd = [sys.executable, "-m", "sdckit", "risk", src, "--keys", ",".join(KEYS),
+           "--weight", "w", "--out", out]
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**__import__("os").environ,
+                          "COLUMNS": "400"})
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    text = " ".join(x.strip(" │") for x in done.stdout.splitlines())
+    at = text.find("engine:")
+    result = {"engine": text[at:text.find(")", at) + 1]}
 elif engine in ("polars", "streaming"):
     result = risk_on_engine(src, keys=KEYS, weight="w", engine=engine, output=out).figures()
 elif engine == "dask":
@@ -162,7 +188,14 @@ print(json.dumps({"seconds": elapsed, "peak_mb": peak[0] / 2**20,
 
 def measure(engine: str, src: Path, scratch: Path) -> dict:
     out = scratch / f"out-{engine}"
-    if engine in ("polars", "streaming", "in-process", "floor-memory", "floor-streaming"):
+    if engine in (
+        "polars",
+        "streaming",
+        "in-process",
+        "floor-memory",
+        "floor-streaming",
+        "cli-auto",
+    ):
         out = out.with_suffix(".parquet")
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, engine, str(src), str(out)],
@@ -213,7 +246,8 @@ def main() -> None:
                     continue
                 if engine.startswith("floor"):
                     floors[engine] = r["seconds"]
-                floor = floors.get("floor-streaming" if engine == "streaming" else "floor-memory")
+                streamed = engine in ("streaming", "cli-auto")
+                floor = floors.get("floor-streaming" if streamed else "floor-memory")
                 ratio = (
                     f"{r['seconds'] / floor:.2f}"
                     if floor and not engine.startswith("floor")
@@ -226,6 +260,8 @@ def main() -> None:
                     f"{fig.get('expected_reidentifications', float('nan')):.2f} |",
                     flush=True,
                 )
+                if "engine" in fig:
+                    print(f"<!-- {engine}: {fig['engine']} -->", flush=True)
 
 
 if __name__ == "__main__":
