@@ -3,8 +3,8 @@
 Run as ``.venv/bin/python bench/bench_insider.py [--enterprises N] [--seed S] [--methods ...]
 [--register 3|4]``.  With ``--register`` the table is the generated business register's
 (:func:`~sdckit.datasets.generate_business_register`: local units of enterprises in holdings)
-by activity x region (both hierarchical) x size class (x legal form with ``4``), its
-contributors the holdings.
+by activity x region (both hierarchical) x size class (``4``: section x region x size class
+x legal form), its contributors the holdings.
 
 The table: seeded synthetic enterprises (one record each, so a cell's contributors are its
 enterprises) over location (2 regions x 4 municipalities) x activity (3 sections x 3
@@ -82,7 +82,8 @@ def business_table(n: int, seed: int) -> Table:
 
 def register_table(n: int, seed: int, four: bool) -> Table:
     """Turnover of ``generate_business_register(n, seed=seed)`` by activity x region x size
-    class (both hierarchies; ``four``: x legal form), counted by enterprises in holdings."""
+    class (both hierarchies; ``four``: section x region x size class x legal form), counted
+    by enterprises in holdings."""
     from sdckit.datasets import BUSINESS_HIERARCHIES, generate_business_register
 
     register = generate_business_register(n, seed=seed)
@@ -91,8 +92,8 @@ def register_table(n: int, seed: int, four: bool) -> Table:
         "region": BUSINESS_HIERARCHIES["region"],
         "size_class": None,
     }
-    if four:
-        dims["legal_form"] = None
+    if four:  # sections (flat) instead of divisions: 8 x 12 x 5 x 4 = 1,920 cells
+        dims = {"section": None, "region": dims["region"], "size_class": None, "legal_form": None}
     return Table.from_microdata(
         register, dims, "turnover", respondent="enterprise_id", holding="holding_id"
     )
