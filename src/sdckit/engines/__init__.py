@@ -10,7 +10,9 @@ The per-record result comes back as the caller's (lazy) frame or is written as P
   per-record ``fk``, ``Fk_hat``, ``risk`` (household risk, l-diversity);
 * :func:`table_on_engine`: every cell of a table, totals and sub-totals included, ready for
   :class:`sdckit.tables.Table`;
-* :func:`choose_engine`: what ``engine="auto"`` picks.
+* :func:`choose_engine`: what ``engine="auto"`` picks;
+* :func:`check_on_engine`: the release check of a file protected on an engine, from class
+  tables, margins, sums and a seeded sample (:class:`EngineReleaseCheck`).
 
 Dask (``pip install 'sdckit[dask]'``) and PySpark (``'sdckit[spark]'``, plus a Java runtime)
 are optional; importing this package imports neither.
@@ -30,8 +32,10 @@ __all__ = [
     "ENGINES",
     "STREAMING_THRESHOLD_BYTES",
     "EngineError",
+    "EngineReleaseCheck",
     "EngineRisk",
     "EngineTable",
+    "check_on_engine",
     "choose_engine",
     "risk_on_engine",
     "table_on_engine",
@@ -45,4 +49,9 @@ def __getattr__(name: str) -> object:
         from sdckit.engines._tables import EngineTable
 
         return EngineTable
+    # the release check imports sdckit.release (scikit-learn): only when it is used
+    if name in ("check_on_engine", "EngineReleaseCheck"):
+        from sdckit.engines import _release
+
+        return getattr(_release, name)
     raise AttributeError(f"module 'sdckit.engines' has no attribute {name!r}")

@@ -1,0 +1,558 @@
+"""The release check of a file protected on an engine, from aggregates and a sample.
+
+:func:`check_on_engine` checks a released file against its original where both live on an
+engine (a polars LazyFrame, a Dask or a Spark DataFrame) without collecting every record:
+
+* k-anonymity and the re-identification risk are recounted on every record by
+  :func:`~sdckit.engines.risk_on_engine` (class tables) and compared with the target;
+* the frequency table of every key and stratum, and the number of values each variable
+  changed (records matched by the row index column), are counted on the engine;
+* means, variances and correlations of the numeric variables come from sums on the engine;
+* the attack-based check of :func:`sdckit.release.check_release` reads a seeded sample of the
+  records (whole households when the file has a household id): its findings are a sample's.
+
+Only the class table, the margins, a few sums and the sample come into memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit._results import Summary
+from sdckit._validation import check_choice, check_int, check_seed
+from sdckit.engines._aggregates import (
+    PRIME,
+    ROW,
+    SampleHash,
+    engine_aggregates,
+    frame_columns,
+    is_integer,
+    is_numeric,
+)
+from sdckit.engines._api import risk_on_engine
+from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.release import ReleaseCheck, ReleaseFinding, ReleaseTarget, Remedy, check_release
+
+__all__ = ["ROLES", "EngineReleaseCheck", "check_on_engine"]
+
+#: The roles :func:`check_on_engine` reads (those of :class:`sdckit.Microdata`).
+ROLES = ("keys", "numeric", "weight", "strata", "household", "sensitive", "linked",
+         "household_level", "identifiers")  # fmt: skip
+
+#: The risk figures a target bounds: bound -> (figure of risk_on_engine, label).
+_BOUNDS = {
+    "max_global_risk_pct": ("global_risk_pct", "global risk (%)"),
+    "max_expected_reidentifications": ("expected_reidentifications", "expected re-identifications"),
+    "max_individual_risk": ("highest_risk", "highest individual risk"),
+    "max_household_risk_pct": ("household_risk_pct", "household risk (%)"),
+    "max_household_expected_reidentifications": (
+        "household_expected_reidentifications",
+        "expected re-identifications through households",
+    ),
+}
+
+
+@dataclass(frozen=True, repr=False)
+class EngineReleaseCheck:
+    """The release check of a file on an engine: recounts, margins, moments and a sample.
+
+    Attributes
+    ----------
+    engine : str
+    n_records : int
+    keys : tuple of str
+        The key variables of the released file (the risk is counted on them).
+    k : int or None
+        The k checked.
+    k_violations : int
+        Released records in a key class of fewer than ``k`` records (missing values as
+        wildcards), recounted on every record.
+    smallest_class : int or None
+    risk : dict
+        The figures of :func:`~sdckit.engines.risk_on_engine` on the released file.
+    weights : str
+        Where the population frequencies of the risk come from.
+    target : ReleaseTarget
+    target_met : bool
+    findings : tuple of ReleaseFinding
+        The findings of the recount on every record (k-anonymity, risk bounds).
+    margins : polars.DataFrame
+        ``variable, value, original, released, difference``: the frequency table of every key
+        and stratum in both files (a missing value is the value None).
+    changes : polars.DataFrame
+        ``variable, changed, suppressed, share_changed, margin_shift``: values changed and
+        suppressed per variable (record by record), and the records the margin moved.
+    numeric : polars.DataFrame
+        Per numeric variable: values, mean and variance in the original and released file.
+    correlations : polars.DataFrame
+        ``variable_a, variable_b, original, released, difference``: correlations over the
+        records where every numeric variable is present.
+    sample : ReleaseCheck
+        The attack-based check of the sample (no k or risk bound: those are recounted above).
+    sample_records : int
+    sample_unit : str
+        ``"records"`` or ``"households"`` (whole households drawn).
+    sample_fraction : float
+        The share drawn (1.0: the whole file was read).
+    sample_index : numpy.ndarray
+        The row index (``__sdckit_row``) of the sampled records, in order.
+    roles : dict
+        The roles the check was given.
+    columns : (tuple of str, tuple of str)
+        The columns of the original and of the released file (the row index left out).
+    notes : tuple of str
+    """
+
+    engine: str
+    n_records: int
+    keys: tuple[str, ...]
+    k: int | None
+    k_violations: int
+    smallest_class: int | None
+    risk: dict[str, Any]
+    weights: str
+    target: ReleaseTarget
+    target_met: bool
+    findings: tuple[ReleaseFinding, ...]
+    margins: pl.DataFrame
+    changes: pl.DataFrame
+    numeric: pl.DataFrame
+    correlations: pl.DataFrame
+    sample: ReleaseCheck
+    sample_records: int
+    sample_unit: str
+    sample_fraction: float
+    sample_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    roles: dict[str, Any] = field(default_factory=dict)
+    columns: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """Whether the file may be released: the recounted target met and nothing found in
+        the sample (given back, estimated more closely, identifiers)."""
+        return self.target_met and self.k_violations == 0 and self.sample.ok
+
+    @property
+    def whole_file(self) -> bool:
+        """Whether the attack-based check read every record (the sample was the file)."""
+        return self.sample_fraction >= 1.0
+
+    def sample_words(self) -> str:
+        """What the sample is, in words."""
+        if self.whole_file:
+            return f"every record ({self.n_records:,}): the file is smaller than the sample"
+        unit = " (whole households)" if self.sample_unit == "households" else ""
+        pct = 100.0 * self.sample_records / max(self.n_records, 1)
+        return (
+            f"a seeded sample of {self.sample_records:,} of {self.n_records:,} records{unit}, "
+            f"{pct:.3g} %"
+        )
+
+    def sample_notes(self) -> list[str]:
+        """What the sample can and cannot show."""
+        if self.whole_file:
+            return [f"The attacks read {self.sample_words()}."]
+        return [
+            f"The attacks read {self.sample_words()}; their findings and counts are the sample's.",
+            "What a sample shows: a channel that gives back protected values (a released "
+            "column, a transformation of it, households) gives them back in the sample as in "
+            "the file, so a finding is real; the counts are the sample's, roughly the file's "
+            "times the share drawn.",
+            "What it cannot show: a channel that gives back only a few values in the whole "
+            "file may have none in the sample; the record order is seen with the records "
+            "between the sampled ones left out; k-anonymity, the risk, the margins, the "
+            "moments and the changed values are not the sample's: they are counted on every "
+            "record on the engine.",
+        ]
+
+    def figures(self) -> dict[str, Any]:
+        """The counts by name (the report and the job read them)."""
+        keys = self.changes.filter(pl.col("variable").is_in(list(self.keys)))
+        values = max(self.n_records * max(len(self.keys), 1), 1)
+        out: dict[str, Any] = dict(self.risk)
+        out["smallest_class"] = self.smallest_class
+        out["share_keys_changed"] = float(keys.get_column("changed").sum()) / values
+        out["key_values_suppressed"] = int(keys.get_column("suppressed").sum())
+        out["sample_records"] = self.sample_records
+        out.update(
+            {f"sample_{n}": v for n, v in self.sample.counts().items() if n != "k_violations"}
+        )
+        return out
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per finding (as :meth:`ReleaseCheck.to_frame`), with its ``source``:
+        ``"every record"`` or ``"sample"``."""
+        engine = ReleaseCheck(
+            n_records=self.n_records, keys=self.keys, k=self.k, k_violations=self.k_violations,
+            smallest_class=self.smallest_class, expected_reidentifications=None,
+            global_risk_pct=None, highest_risk=None, household_expected_reidentifications=None,
+            household_risk_pct=None, recoverable_values=0, determined_values=0,
+            household_values=0, identifiers=(), target_met=self.target_met,
+            findings=self.findings,
+        )  # fmt: skip
+        source = "sample" if not self.whole_file else "every record"
+        return pl.concat([
+            engine.to_frame().with_columns(pl.lit("every record").alias("source")),
+            self.sample.to_frame().with_columns(pl.lit(source).alias("source")),
+        ])  # fmt: skip
+
+    def target_lines(self) -> list[str]:
+        """One line per bound of the target, with the recounted value."""
+        lines = []
+        if self.k is not None:
+            lines.append(
+                f"k-anonymity: smallest class {self.smallest_class} (target {self.k}), "
+                f"{self.k_violations} records below it (every record)"
+            )
+        for name, bound in self.target.bounds.items():
+            figure, label = _BOUNDS[name]
+            value = self.risk.get(figure)
+            if value is None:
+                lines.append(f"{label}: not applicable (target <= {bound:g})")
+            else:
+                lines.append(f"{label}: {value:.6g} (target <= {bound:g}; every record)")
+        return lines
+
+    def summary(self) -> Summary:
+        """The recounted figures and the sample's counts, and what the sample can show."""
+        s = self.sample
+        rows: list[tuple[str, Any]] = [("records released", self.n_records)]
+        if self.k is not None:
+            rows.append((f"records violating {self.k}-anonymity", self.k_violations))
+        if self.smallest_class is not None:
+            rows.append(("smallest key class", self.smallest_class))
+        for figure, label in (("global_risk_pct", "global risk (%)"),
+                              ("household_risk_pct", "household risk (%)")):  # fmt: skip
+            if self.risk.get(figure) is not None:
+                rows.append((label, self.risk[figure]))
+        figures = self.figures()
+        rows += [
+            ("share of key values changed", figures["share_keys_changed"]),
+            ("key values suppressed", figures["key_values_suppressed"]),
+        ]
+        tag = "" if self.whole_file else " (sample)"
+        rows += [
+            ("records read by the attacks", self.sample_records),
+            (f"protected values given back by other columns{tag}", s.determined_values),
+            (f"protected values given back by the household{tag}", s.household_values),
+            (f"perturbed numbers estimated more closely{tag}", s.perturbed_values),
+            (f"identifiers released{tag}", len(s.identifiers)),
+            ("may be released", self.ok),
+        ]
+        notes = [
+            f"engine {self.engine!r}; k-anonymity, risk ({self.weights}), margins, changed "
+            "values and moments counted on every record."
+        ]
+        notes += self.sample_notes() + list(self.notes)
+        notes += [f.how for f in self.findings] + [f"(sample) {f.how}" for f in s.findings[:20]]
+        return Summary("Release check on the engine", rows, notes)
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
+
+    def __repr__(self) -> str:
+        return (
+            f"EngineReleaseCheck(ok={self.ok}, engine={self.engine!r}, records={self.n_records}, "
+            f"k_violations={self.k_violations}, sample_records={self.sample_records})"
+        )
+
+
+def _roles(roles: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(roles, Mapping):
+        raise ParameterError("The 'roles' parameter must be a dict of Microdata roles.")
+    unknown = [r for r in roles if r not in ROLES]
+    if unknown:
+        raise ParameterError(
+            f"The 'roles' parameter has an unknown role {unknown[0]!r}; the roles are "
+            f"{', '.join(ROLES)}."
+        )
+    out: dict[str, Any] = {}
+    for name in ("keys", "numeric", "sensitive", "household_level", "identifiers"):
+        value = roles.get(name) or ()
+        out[name] = [value] if isinstance(value, str) else list(value)
+    for name in ("weight", "strata", "household"):
+        out[name] = roles.get(name)
+    out["linked"] = dict(roles.get("linked") or {})
+    if not out["keys"]:
+        raise ParameterError("The release check on an engine needs key variables: roles['keys'].")
+    return out
+
+
+def _margins(orig: dict[str, pl.DataFrame], rel: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    parts = []
+    for variable, table in orig.items():
+        a = table.rename({"count": "original"})
+        b = rel.get(variable)
+        if b is None:
+            b = pl.DataFrame(
+                {"value": [], "count": []}, schema={"value": pl.String, "count": pl.Int64}
+            )
+        both = a.join(b.rename({"count": "released"}), on="value", how="full", coalesce=True,
+                      nulls_equal=True)  # fmt: skip
+        parts.append(
+            both.with_columns(pl.col("original", "released").fill_null(0).cast(pl.Int64))
+            .with_columns(
+                (pl.col("released") - pl.col("original")).alias("difference"),
+                pl.lit(variable).alias("variable"),
+            )
+            .sort("value", nulls_last=True)
+            .select("variable", "value", "original", "released", "difference")
+        )
+    schema = {"variable": pl.String, "value": pl.String, "original": pl.Int64,
+              "released": pl.Int64, "difference": pl.Int64}  # fmt: skip
+    return pl.concat(parts) if parts else pl.DataFrame(schema=schema)
+
+
+def _changes(
+    counts: pl.DataFrame, margins: pl.DataFrame, columns: list[str], n: int
+) -> pl.DataFrame:
+    row = counts.row(0, named=True) if counts.height else {}
+    shift = margins.group_by("variable").agg((pl.col("difference").abs().sum() // 2).alias("m"))
+    moved = dict(zip(shift.get_column("variable").to_list(), shift.get_column("m").to_list(),
+                     strict=True))  # fmt: skip
+    return pl.DataFrame(
+        {
+            "variable": columns,
+            "changed": [int(row.get(f"{c}||changed", 0)) for c in columns],
+            "suppressed": [int(row.get(f"{c}||suppressed", 0)) for c in columns],
+            "share_changed": [int(row.get(f"{c}||changed", 0)) / max(n, 1) for c in columns],
+            "margin_shift": [moved.get(c) for c in columns],
+        },
+        schema={
+            "variable": pl.String,
+            "changed": pl.Int64,
+            "suppressed": pl.Int64,
+            "share_changed": pl.Float64,
+            "margin_shift": pl.Int64,
+        },
+    )
+
+
+def _var(n: float, s: float, ss: float) -> float:
+    return (ss - s * s / n) / (n - 1) if n > 1 else float("nan")
+
+
+def _numeric(
+    orig: dict[str, float], rel: dict[str, float], numeric: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rows = []
+    for x in numeric:
+        row: dict[str, Any] = {"variable": x}
+        for tag, m in (("original", orig), ("released", rel)):
+            n, s, ss = m[f"{x}||n"], m[f"{x}||s"], m[f"{x}||ss"]
+            row[f"n_{tag}"] = int(n)
+            row[f"mean_{tag}"] = s / n if n else float("nan")
+            row[f"var_{tag}"] = _var(n, s, ss)
+        rows.append(row)
+    cols = ["variable", "n_original", "mean_original", "var_original", "n_released",
+            "mean_released", "var_released"]  # fmt: skip
+    table = (
+        pl.DataFrame(rows).select(cols)
+        if rows
+        else pl.DataFrame(schema=dict.fromkeys(cols, pl.Float64))
+    )
+    pairs = []
+    for i, x in enumerate(numeric):
+        for y in numeric[i + 1 :]:
+            pair: dict[str, Any] = {"variable_a": x, "variable_b": y}
+            for tag, m in (("original", orig), ("released", rel)):
+                n = m["||nc"]
+                sx, sy = m[f"{x}||cs"], m[f"{y}||cs"]
+                cov = (m[f"{x}|{y}||cxy"] - sx * sy / n) / (n - 1) if n > 1 else float("nan")
+                vx, vy = _var(n, sx, m[f"{x}||css"]), _var(n, sy, m[f"{y}||css"])
+                pair[tag] = cov / np.sqrt(vx * vy) if vx > 0 and vy > 0 else float("nan")
+            pair["difference"] = pair["released"] - pair["original"]
+            pairs.append(pair)
+    schema = {"variable_a": pl.String, "variable_b": pl.String, "original": pl.Float64,
+              "released": pl.Float64, "difference": pl.Float64}  # fmt: skip
+    return table, pl.DataFrame(pairs, schema=schema)
+
+
+def _aligned(
+    orig: pl.DataFrame, rel: pl.DataFrame
+) -> tuple[np.ndarray, pl.DataFrame, pl.DataFrame]:
+    orig, rel = orig.sort(ROW), rel.sort(ROW)
+    if orig.height != rel.height or not orig.get_column(ROW).equals(rel.get_column(ROW)):
+        raise DataError(
+            f"The sampled records of the original and the released file differ (their "
+            f"{ROW!r} values do not match): both files must carry the same row index, "
+            "0..n-1, one value per record."
+        )
+    index = orig.get_column(ROW).cast(pl.Int64).to_numpy()
+    return index, orig.drop(ROW), rel.drop(ROW)
+
+
+def _risk_findings(
+    figures: dict[str, Any], target: ReleaseTarget, keys: list[str], k_viol: int
+) -> tuple[list[ReleaseFinding], bool]:
+    fix = (Remedy("protect_keys", None, ", ".join(keys)),)
+    findings = []
+    if k_viol:
+        findings.append(ReleaseFinding(
+            "k_anonymity", ", ".join(keys), "fk", k_viol,
+            f"{k_viol} released records share their key combination ({', '.join(keys)}) "
+            f"with fewer than {target.k} records in all (k = {target.k}; every record "
+            "recounted on the engine).", remedies=fix,
+        ))  # fmt: skip
+    met = k_viol == 0
+    for name, bound in target.bounds.items():
+        figure, label = _BOUNDS[name]
+        value = figures.get(figure)
+        if value is not None and value > bound:
+            met = False
+            findings.append(ReleaseFinding(
+                "risk", "", label, value,
+                f"The released file's {label} is {value:.6g} (target <= {bound:g}; every "
+                "record recounted on the engine).", remedies=fix,
+            ))  # fmt: skip
+    return findings, met
+
+
+def check_on_engine(
+    original: Any,
+    released: Any,
+    *,
+    engine: str,
+    roles: Mapping[str, Any],
+    k: int | None,
+    seed: Any,
+    sample_size: int = 200_000,
+    target: ReleaseTarget | None = None,
+) -> EngineReleaseCheck:
+    """The release check of a file on an engine, from aggregates and a seeded sample.
+
+    Parameters
+    ----------
+    original, released : LazyFrame, Dask DataFrame or Spark DataFrame
+        The original and the released file on ``engine``, both with the row index column
+        ``__sdckit_row`` (int64, ``0..n-1``, the same record in both).  The released file's
+        other columns are those written (the row index itself is taken as not released).
+    engine : {"polars", "streaming", "dask", "spark"}
+    roles : dict
+        The roles of the original's columns, as in :class:`sdckit.Microdata`: ``keys``,
+        ``numeric``, ``weight``, ``strata``, ``household``, ``sensitive`` (``linked``,
+        ``household_level``, ``identifiers`` for the attacks).
+    k : int or None
+        k-anonymity to check (shortcut for ``target=ReleaseTarget(k=k)``; neither: the
+        default target, :meth:`ReleaseTarget.default`).
+    seed : int or numpy.random.Generator
+        Seed of the sample: the same seed draws the same records on every engine.
+    sample_size : int, default 200000
+        Records the attacks read (about: the sample is drawn by a hash, whole households
+        when the file has an integer household id).
+    target : ReleaseTarget, optional
+        The bounds to check (instead of ``k``).
+
+    Returns
+    -------
+    EngineReleaseCheck
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> orig = pl.LazyFrame({"__sdckit_row": list(range(40)), "region": ["a", "b"] * 20,
+    ...                      "sex": [1, 1, 2, 2] * 10})
+    >>> rel = orig.with_columns(pl.when(pl.col("__sdckit_row") == 0).then(None)
+    ...                         .otherwise(pl.col("region")).alias("region"))
+    >>> res = check_on_engine(orig, rel, engine="streaming", roles={"keys": ["region", "sex"]},
+    ...                       k=3, seed=1, sample_size=10)
+    >>> res.k_violations, res.changes.get_column("suppressed").to_list()
+    (0, [1, 0])
+    >>> res.margins.filter(pl.col("value").is_null()).get_column("released").to_list()
+    [1]
+    """
+    check_choice(engine, "engine", ("polars", "streaming", "dask", "spark"))
+    r = _roles(roles)
+    sample_size = check_int(sample_size, "sample_size", minimum=1)
+    if target is None:
+        target = ReleaseTarget.default() if k is None else ReleaseTarget(k=k)
+    elif k is not None and k != target.k:
+        raise ParameterError("Give k or target, not both.")
+    agg = engine_aggregates(engine)
+    orig_cols, rel_cols = frame_columns(original, engine), frame_columns(released, engine)
+    for what, cols in (("original", orig_cols), ("released", rel_cols)):
+        if ROW not in cols:
+            raise ColumnError(
+                f"The {what} file has no row index column {ROW!r}; add it (int64, 0..n-1, the "
+                "same record in both files) before the check."
+            )
+    used = [*r["keys"], *r["numeric"], *r["sensitive"],
+            *(c for c in (r["weight"], r["strata"], r["household"]) if c)]  # fmt: skip
+    missing = [c for c in used if c not in orig_cols]
+    if missing:
+        raise ColumnError(f"The original file has no column {missing[0]!r}; check the roles.")
+    n = agg.count(original)
+    if agg.count(released) != n:
+        raise DataError(
+            "The released file has another number of records than the original; the release "
+            "check compares them record by record."
+        )
+    present = set(rel_cols)
+    keys = [c for c in r["keys"] if c in present]
+    # --- k-anonymity and risk on every record (class tables)
+    weight = r["weight"] if r["weight"] in present else None
+    household = r["household"] if r["household"] in present else None
+    weights = f"the released weights {weight!r}" if weight else "no weights: a census (risk 1/fk)"
+    ks = sorted({2, 3, 5} | ({target.k} if target.k else set()))
+    figures: dict[str, Any] = {}
+    smallest, k_viol = None, 0
+    if keys:
+        er = risk_on_engine(released, keys=keys, weight=weight, household=household, ks=ks,
+                            engine=engine)  # fmt: skip
+        figures = er.figures()
+        fk = er.classes.get_column("fk")
+        smallest = int(fk.min()) if er.classes.height else None  # type: ignore[arg-type]
+        k_viol = int(figures[f"k{target.k}_violations"]) if target.k else 0
+    findings, met = _risk_findings(figures, target, keys, k_viol)
+    # --- margins, changed values, moments (aggregates)
+    variables = list(dict.fromkeys([*r["keys"], *([r["strata"]] if r["strata"] else [])]))
+    margins = _margins(
+        agg.margins(original, variables),
+        agg.margins(released, [v for v in variables if v in present]),
+    )
+    numeric = [x for x in r["numeric"] if x in present and is_numeric(released, engine, x)]
+    compared = [c for c in [*variables, *r["numeric"]] if c in present]
+    changes = _changes(agg.changed(original, released, compared), margins, compared, n)
+    notes = []
+    banded = [x for x in r["numeric"] if x in present and x not in numeric]
+    if banded:
+        notes.append(f"Released as categories, not compared as numbers: {', '.join(banded)}.")
+    moments_o = agg.moments(original, numeric) if numeric else {}
+    moments_r = agg.moments(released, numeric) if numeric else {}
+    num_table, correlations = _numeric(moments_o, moments_r, numeric)
+    # --- the attacks on a seeded sample (whole households when the id is an integer)
+    rng = check_seed(seed)
+    a, b = int(rng.integers(1, PRIME)), int(rng.integers(0, PRIME))
+    fraction = min(1.0, sample_size / max(n, 1))
+    hashing = SampleHash(a, b, PRIME if fraction >= 1.0 else int(np.ceil(fraction * PRIME)))
+    hh = r["household"]
+    by_household = (
+        fraction < 1.0 and hh is not None and hh in present
+        and is_integer(original, engine, hh) and is_integer(released, engine, hh)
+    )  # fmt: skip
+    unit = hh if by_household else ROW
+    orig_s, rel_s = agg.sample(original, unit, hashing), agg.sample(released, unit, hashing)
+    index, orig_s, rel_s = _aligned(orig_s, rel_s)
+    sample_target = ReleaseTarget(k=None, tolerance=target.tolerance, confidence=target.confidence)
+    tree_seed = int(seed) if isinstance(seed, int | np.integer) else 0
+    sample = check_release(
+        orig_s, rel_s, keys=r["keys"], linked=r["linked"], household=r["household"],
+        household_level=r["household_level"], identifiers=r["identifiers"],
+        numeric=r["numeric"], weight=r["weight"], sensitive=r["sensitive"],
+        target=sample_target, household_id=household, seed=tree_seed,
+    )  # fmt: skip
+    return EngineReleaseCheck(
+        engine=engine, n_records=n, keys=tuple(keys), k=target.k, k_violations=k_viol,
+        smallest_class=smallest, risk=figures, weights=weights, target=target,
+        target_met=met, findings=tuple(findings), margins=margins, changes=changes,
+        numeric=num_table, correlations=correlations, sample=sample,
+        sample_records=rel_s.height, sample_unit="households" if by_household else "records",
+        sample_fraction=fraction, sample_index=index, roles=r, notes=tuple(notes),
+        columns=(tuple(c for c in orig_cols if c != ROW), tuple(c for c in rel_cols if c != ROW)),
+    )  # fmt: skip
