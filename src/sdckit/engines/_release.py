@@ -16,7 +16,7 @@ Only the class table, the margins, a few sums and the sample come into memory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -424,6 +424,7 @@ def check_on_engine(
     seed: Any,
     sample_size: int = 200_000,
     target: ReleaseTarget | None = None,
+    progress: Callable[[str, int, int], Any] | None = None,
 ) -> EngineReleaseCheck:
     """The release check of a file on an engine, from aggregates and a seeded sample.
 
@@ -448,6 +449,9 @@ def check_on_engine(
         when the file has an integer household id).
     target : ReleaseTarget, optional
         The bounds to check (instead of ``k``).
+    progress : callable, optional
+        ``progress(stage, done, total)`` after each of the five stages (risk, margins and
+        changed values, moments, sample, attacks), as the job runner's progress.
 
     Returns
     -------
@@ -475,6 +479,12 @@ def check_on_engine(
     elif k is not None and k != target.k:
         raise ParameterError("Give k or target, not both.")
     agg = engine_aggregates(engine)
+
+    def report(stage: str, done: int) -> None:
+        if progress is not None:
+            progress(stage, done, 5)
+
+    report("Release check", 0)
     orig_cols, rel_cols = frame_columns(original, engine), frame_columns(released, engine)
     for what, cols in (("original", orig_cols), ("released", rel_cols)):
         if ROW not in cols:
@@ -510,6 +520,7 @@ def check_on_engine(
         smallest = int(fk.min()) if er.classes.height else None  # type: ignore[arg-type]
         k_viol = int(figures[f"k{target.k}_violations"]) if target.k else 0
     findings, met = _risk_findings(figures, target, keys, k_viol)
+    report("Release check: k-anonymity and risk", 1)
     # --- margins, changed values, moments (aggregates)
     variables = list(dict.fromkeys([*r["keys"], *([r["strata"]] if r["strata"] else [])]))
     margins = _margins(
@@ -519,6 +530,7 @@ def check_on_engine(
     numeric = [x for x in r["numeric"] if x in present and is_numeric(released, engine, x)]
     compared = [c for c in [*variables, *r["numeric"]] if c in present]
     changes = _changes(agg.changed(original, released, compared), margins, compared, n)
+    report("Release check: margins and changed values", 2)
     notes = []
     banded = [x for x in r["numeric"] if x in present and x not in numeric]
     if banded:
@@ -526,6 +538,7 @@ def check_on_engine(
     moments_o = agg.moments(original, numeric) if numeric else {}
     moments_r = agg.moments(released, numeric) if numeric else {}
     num_table, correlations = _numeric(moments_o, moments_r, numeric)
+    report("Release check: means, variances, correlations", 3)
     # --- the attacks on a seeded sample (whole households when the id is an integer)
     rng = check_seed(seed)
     a, b = int(rng.integers(1, PRIME)), int(rng.integers(0, PRIME))
@@ -539,6 +552,7 @@ def check_on_engine(
     unit = hh if by_household else ROW
     orig_s, rel_s = agg.sample(original, unit, hashing), agg.sample(released, unit, hashing)
     index, orig_s, rel_s = _aligned(orig_s, rel_s)
+    report("Release check: sample drawn", 4)
     sample_target = ReleaseTarget(k=None, tolerance=target.tolerance, confidence=target.confidence)
     tree_seed = int(seed) if isinstance(seed, int | np.integer) else 0
     sample = check_release(
@@ -547,6 +561,7 @@ def check_on_engine(
         numeric=r["numeric"], weight=r["weight"], sensitive=r["sensitive"],
         target=sample_target, household_id=household, seed=tree_seed,
     )  # fmt: skip
+    report("Release check: attacks on the sample", 5)
     return EngineReleaseCheck(
         engine=engine, n_records=n, keys=tuple(keys), k=target.k, k_violations=k_viol,
         smallest_class=smallest, risk=figures, weights=weights, target=target,
