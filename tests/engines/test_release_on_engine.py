@@ -299,3 +299,13 @@ def test_the_report_of_a_refused_release(tmp_path: Path) -> None:
     assert "must NOT be released" in text and "&#39;copy&#39;" in text
     with pytest.raises(ParameterError, match="check_on_engine"):
         render_engine_report(object())
+
+
+def test_weights_left_out_are_read_from_the_original(on_engine) -> None:
+    """As the in-memory check: the risk of a file released without its weights uses the
+    original weights (joined on the row index on the engine)."""
+    res = _check(on_engine, released=RELEASED.drop("weight"))
+    ref = assess_risk(RELEASED, keys=KEYS, weight="weight", household="household_id")
+    assert "original weights" in res.weights
+    for name, value in ref.figures().items():
+        assert res.risk[name] == pytest.approx(value, rel=1e-12, abs=1e-12), name

@@ -130,6 +130,12 @@ class _Polars:
         joined = a.join(b, left_on=ROW, right_on="__sdc_row_r", how="inner")
         return joined.select(_change_exprs(columns)).collect(engine=self.engine)  # type: ignore[arg-type]
 
+    def attach(self, original: Any, released: Any, column: str, name: str) -> Any:
+        """The released records with the original's ``column`` as ``name`` (joined on the
+        row index, lazily)."""
+        right = self._lazy(original).select(ROW, pl.col(column).alias(name))
+        return self._lazy(released).join(right, on=ROW, how="left", maintain_order="left")
+
     def sample(self, frame: Any, column: str, hashing: SampleHash) -> pl.DataFrame:
         lf = self._lazy(frame).filter(hashing.polars(column))
         return lf.collect(engine=self.engine)  # type: ignore[arg-type]
@@ -220,6 +226,10 @@ class _Dask:
         summed = _sum_rows(list(rows))
         return pl.DataFrame({k: [int(v)] for k, v in summed.items()})
 
+    def attach(self, original: Any, released: Any, column: str, name: str) -> Any:
+        right = original[[ROW, column]].rename(columns={column: name})
+        return released.merge(right, on=ROW, how="left")
+
     def sample(self, frame: Any, column: str, hashing: SampleHash) -> pl.DataFrame:
         import dask
         import pandas as pd
@@ -257,13 +267,28 @@ class _Spark:
     def margins(self, frame: Any, columns: Sequence[str]) -> dict[str, pl.DataFrame]:
         from pyspark.sql import functions as F
 
+        if not columns:
+            return {}
+        values = frame.select(*(_spark_value(frame, c).alias(c) for c in columns))
+        if not hasattr(values, "groupingSets"):  # pragma: no cover - PySpark < 4: a job each
+            out = {}
+            for c in columns:
+                grouped = values.groupBy(c).agg(F.count("*").alias("count"))
+                out[c] = _as_text(
+                    _arrow_polars(grouped).with_columns(pl.col("count").cast(pl.Int64)), c
+                )
+            return out
+        # one job for every margin: a grouping set per column; grouping_id() tells the sets
+        # apart (a bit per column left out, the first column the highest bit)
+        grouped = values.groupingSets([[c] for c in columns], *columns).agg(
+            F.count("*").alias("count"), F.grouping_id().alias("__sdc_gid")
+        )
+        table = _arrow_polars(grouped).with_columns(pl.col("count").cast(pl.Int64))
+        full = (1 << len(columns)) - 1
         out = {}
-        for c in columns:
-            grouped = frame.groupBy(_spark_value(frame, c).alias(c)).agg(
-                F.count("*").alias("count")
-            )
-            table = _arrow_polars(grouped).with_columns(pl.col("count").cast(pl.Int64))
-            out[c] = _as_text(table, c)
+        for i, c in enumerate(columns):
+            gid = full - (1 << (len(columns) - 1 - i))
+            out[c] = _as_text(table.filter(pl.col("__sdc_gid") == gid).select(c, "count"), c)
         return out
 
     def moments(self, frame: Any, numeric: Sequence[str]) -> dict[str, float]:
@@ -307,6 +332,12 @@ class _Spark:
             ]
         row = joined.agg(*exprs).collect()[0].asDict()
         return pl.DataFrame({k: [int(v or 0)] for k, v in row.items()})
+
+    def attach(self, original: Any, released: Any, column: str, name: str) -> Any:
+        from pyspark.sql import functions as F
+
+        right = original.select(F.col(ROW), F.col(column).alias(name))
+        return released.join(right, on=ROW, how="left")
 
     def sample(self, frame: Any, column: str, hashing: SampleHash) -> pl.DataFrame:
         return _arrow_polars(frame.filter(hashing.spark(column)))

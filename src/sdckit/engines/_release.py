@@ -44,6 +44,9 @@ __all__ = ["ROLES", "EngineReleaseCheck", "check_on_engine"]
 ROLES = ("keys", "numeric", "weight", "strata", "household", "sensitive", "linked",
          "household_level", "identifiers")  # fmt: skip
 
+#: The original weights joined to a released file that leaves them out.
+_WEIGHT = "__sdckit_weight"
+
 #: The risk figures a target bounds: bound -> (figure of risk_on_engine, label).
 _BOUNDS = {
     "max_global_risk_pct": ("global_risk_pct", "global risk (%)"),
@@ -506,14 +509,21 @@ def check_on_engine(
     present = set(rel_cols)
     keys = [c for c in r["keys"] if c in present]
     # --- k-anonymity and risk on every record (class tables)
-    weight = r["weight"] if r["weight"] in present else None
     household = r["household"] if r["household"] in present else None
-    weights = f"the released weights {weight!r}" if weight else "no weights: a census (risk 1/fk)"
+    weight, scored = r["weight"], released
+    if weight is None:
+        weights = "no weights: a census (risk 1/fk)"
+    elif weight in present:
+        weights = f"the released weights {weight!r}"
+    else:  # as the in-memory check: the agency's estimate of the population, not published
+        weights = f"the original weights {weight!r} (not released)"
+        scored = agg.attach(original, released, weight, _WEIGHT)
+        weight = _WEIGHT
     ks = sorted({2, 3, 5} | ({target.k} if target.k else set()))
     figures: dict[str, Any] = {}
     smallest, k_viol = None, 0
     if keys:
-        er = risk_on_engine(released, keys=keys, weight=weight, household=household, ks=ks,
+        er = risk_on_engine(scored, keys=keys, weight=weight, household=household, ks=ks,
                             engine=engine)  # fmt: skip
         figures = er.figures()
         fk = er.classes.get_column("fk")
