@@ -309,3 +309,19 @@ def test_weights_left_out_are_read_from_the_original(on_engine) -> None:
     assert "original weights" in res.weights
     for name, value in ref.figures().items():
         assert res.risk[name] == pytest.approx(value, rel=1e-12, abs=1e-12), name
+
+
+def test_values_of_another_type(on_engine) -> None:
+    """A number released as a band is compared as text and left out of the moments; an
+    integer released as float (missing values) is compared as a number."""
+    bands = (pl.col("expenditure") // 10_000 * 10_000).cast(pl.Int64).cast(pl.String)
+    hours = pl.when(pl.col(ROW) % 7 == 0).then(None).otherwise(pl.col("hours_worked"))
+    released = RELEASED.with_columns(bands.alias("expenditure"),
+                                     hours.cast(pl.Float64).alias("hours_worked"))  # fmt: skip
+    res = _check(on_engine, released=released)
+    changes = {r["variable"]: r for r in res.changes.iter_rows(named=True)}
+    assert changes["expenditure"]["changed"] == ORIGINAL.height
+    want = int((ORIGINAL[ROW] % 7 == 0).sum())
+    assert changes["hours_worked"]["changed"] == changes["hours_worked"]["suppressed"] == want
+    assert res.numeric.get_column("variable").to_list() == ["income", "hours_worked"]
+    assert any("expenditure" in note for note in res.notes)

@@ -15,6 +15,7 @@ sample on polars, Dask and Spark.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,17 @@ __all__ = [
 
 #: The global row index both frames carry: ``0..n-1``, the same record in both.
 ROW = "__sdckit_row"
+
+#: Records per slice when the polars streaming engine compares the two files record by record
+#: (environment variable SDCKIT_CHANGED_ROWS): two slices of the compared columns in memory.
+CHANGED_ROWS = 1_000_000
+
+
+def changed_rows() -> int:
+    """Records per slice of the record-by-record comparison on the streaming engine."""
+    value = os.environ.get("SDCKIT_CHANGED_ROWS")
+    return int(value) if value else CHANGED_ROWS
+
 
 #: The modulus of the sample hash (a prime below 2**31).
 PRIME = 2_147_483_647
@@ -116,19 +128,24 @@ class _Polars:
         b = self._lazy(released).select(
             pl.col(ROW).alias("__sdc_row_r"), *(pl.col(c).alias(f"{c}__r") for c in columns)
         )
-        # files written in row order line up: one pass, no join (checked in the same pass)
-        lined = pl.concat([a, b], how="horizontal")
-        first = lined.select(
-            (pl.col(ROW) != pl.col("__sdc_row_r")).sum().alias("__sdc_off"),
-            pl.col(ROW).null_count().alias("__sdc_short"),
-            pl.col("__sdc_row_r").null_count().alias("__sdc_short_r"),
-            *_change_exprs(columns),
-        ).collect(engine=self.engine)  # type: ignore[arg-type]
-        off = first.select("__sdc_off", "__sdc_short", "__sdc_short_r").row(0)
-        if not any(off):
-            return first.drop("__sdc_off", "__sdc_short", "__sdc_short_r")
-        joined = a.join(b, left_on=ROW, right_on="__sdc_row_r", how="inner")
-        return joined.select(_change_exprs(columns)).collect(engine=self.engine)  # type: ignore[arg-type]
+        # files written in row order line up: compared slice by slice (a Parquet scan reads
+        # only the row groups of its slice), each slice checked to line up, no join
+        n = self.count(a)
+        size = n if self.engine == "in-memory" else max(changed_rows(), 1)
+        parts = []
+        for offset in range(0, max(n, 1), size):
+            left, right = pl.collect_all(
+                [a.slice(offset, size), b.slice(offset, size)],
+                engine=self.engine,  # type: ignore[arg-type]
+            )
+            if not left.get_column(ROW).equals(right.get_column("__sdc_row_r"), check_names=False):
+                joined = a.join(b, left_on=ROW, right_on="__sdc_row_r", how="inner")
+                exprs = _change_exprs(columns, joined.collect_schema())
+                return joined.select(exprs).collect(engine=self.engine)  # type: ignore[arg-type]
+            both = pl.concat([left, right], how="horizontal")
+            parts.append(both.select(_change_exprs(columns, both.schema)))
+            del left, right, both
+        return pl.concat(parts).sum()
 
     def attach(self, original: Any, released: Any, column: str, name: str) -> Any:
         """The released records with the original's ``column`` as ``name`` (joined on the
@@ -141,13 +158,24 @@ class _Polars:
         return lf.collect(engine=self.engine)  # type: ignore[arg-type]
 
 
-def _change_exprs(columns: Sequence[str]) -> list[pl.Expr]:
+def _change_exprs(columns: Sequence[str], schema: Any) -> list[pl.Expr]:
+    """Values changed and suppressed per column (``c`` against ``c__r``); values of two types
+    (a number released as a band) are compared as text, numbers of two types as floats (an
+    integer column with missing values is float in pandas), NaN as missing."""
     out = []
     for c in columns:
         a, b = pl.col(c), pl.col(f"{c}__r")
-        a_text, b_text = a.cast(pl.String), b.cast(pl.String)
+        ta, tb = schema[c], schema[f"{c}__r"]
+        if ta.is_float():
+            a = a.fill_nan(None)
+        if tb.is_float():
+            b = b.fill_nan(None)
+        if ta != tb and ta.is_numeric() and tb.is_numeric():
+            a, b = a.cast(pl.Float64), b.cast(pl.Float64)
+        elif ta != tb:
+            a, b = a.cast(pl.String), b.cast(pl.String)
         out += [
-            a_text.ne_missing(b_text).sum().cast(pl.Int64).alias(f"{c}||changed"),
+            a.ne_missing(b).sum().cast(pl.Int64).alias(f"{c}||changed"),
             (b.is_null() & a.is_not_null()).sum().cast(pl.Int64).alias(f"{c}||suppressed"),
         ]
     return out
@@ -183,7 +211,8 @@ def _moments_part(part: Any, numeric: Sequence[str]) -> dict[str, float]:
 
 
 def _changed_part(part: Any, columns: Sequence[str]) -> dict[str, float]:
-    return _part_polars(part).select(_change_exprs(columns)).row(0, named=True)
+    frame = _part_polars(part)
+    return frame.select(_change_exprs(columns, frame.schema)).row(0, named=True)
 
 
 def _sample_part(part: Any, column: str, hashing: SampleHash) -> Any:
@@ -313,6 +342,7 @@ class _Spark:
 
     def changed(self, original: Any, released: Any, columns: Sequence[str]) -> pl.DataFrame:
         from pyspark.sql import functions as F
+        from pyspark.sql.types import NumericType
 
         a = original.select(ROW, *(_spark_value(original, c).alias(c) for c in columns))
         b = released.select(
@@ -321,9 +351,15 @@ class _Spark:
         )
         joined = a.join(b, a[ROW] == b["__sdc_row_r"], "inner")
         exprs = []
+        types = {f.name: f.dataType for f in joined.schema.fields}
         for c in columns:
             x, y = F.col(c), F.col(f"{c}__r")
-            same = x.cast("string").eqNullSafe(y.cast("string"))
+            tx, ty = types[c], types[f"{c}__r"]
+            if tx != ty and isinstance(tx, NumericType) and isinstance(ty, NumericType):
+                x, y = x.cast("double"), y.cast("double")
+            elif tx != ty:
+                x, y = x.cast("string"), y.cast("string")
+            same = x.eqNullSafe(y)
             exprs += [
                 F.sum(F.when(same, 0).otherwise(1)).cast("long").alias(f"{c}||changed"),
                 F.sum(F.when(y.isNull() & x.isNotNull(), 1).otherwise(0))
