@@ -236,7 +236,7 @@ class EngineReleaseCheck:
                 rows.append((label, self.risk[figure]))
         figures = self.figures()
         rows += [
-            ("share of key values changed", figures["share_keys_changed"]),
+            ("share of key values changed (%)", 100.0 * figures["share_keys_changed"]),
             ("key values suppressed", figures["key_values_suppressed"]),
         ]
         tag = "" if self.whole_file else " (sample)"
