@@ -345,3 +345,17 @@ def test_values_of_another_type(weak) -> None:
     assert weak.numeric.get_column("variable").to_list() == ["income", "hours_worked"]
     assert any("expenditure" in note for note in weak.notes)
     assert changes["region"]["suppressed"] == int((ORIGINAL[ROW] % 10 == 0).sum())
+
+
+def test_files_compared_in_slices_or_joined(monkeypatch) -> None:
+    """The streaming engine compares the files slice by slice when they line up, and joins
+    them on the row index when they do not (a released file in another order)."""
+    engine = ("streaming", lambda frame: frame.lazy())
+    whole = _check(engine)
+    monkeypatch.setenv("SDCKIT_CHANGED_ROWS", "700")
+    sliced = _check(engine)
+    shuffled = _check(engine, released=RELEASED.reverse())
+    assert whole.changes.get_column("changed").sum() > 0
+    assert sliced.changes.equals(whole.changes)
+    assert shuffled.changes.equals(whole.changes)
+    assert shuffled.margins.equals(whole.margins)
