@@ -328,9 +328,11 @@ def test_the_sample_finds_a_released_copy_of_a_suppressed_key(weak) -> None:
 def test_weights_left_out_are_read_from_the_original(weak) -> None:
     """As the in-memory check: the risk of a file released without its weights uses the
     original weights (joined on the row index on the engine)."""
-    ref = assess_risk(WEAK.with_columns(ORIGINAL["weight"]), keys=KEYS, weight="weight",
+    # expenditure, released as bands, is a key of the released file (as in memory)
+    keys = [*KEYS, "expenditure"]
+    ref = assess_risk(WEAK.with_columns(ORIGINAL["weight"]), keys=keys, weight="weight",
                       household="household_id")  # fmt: skip
-    assert "original weights" in weak.weights
+    assert "original weights" in weak.weights and weak.keys == tuple(keys)
     for name, value in ref.figures().items():
         assert weak.risk[name] == pytest.approx(value, rel=1e-12, abs=1e-12), name
 

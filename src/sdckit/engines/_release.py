@@ -288,7 +288,11 @@ def check_on_engine(
             "check compares them record by record."
         )
     present = set(rel_cols)
-    keys = [c for c in r["keys"] if c in present]
+    # a numeric variable released as categories (bands) is a key of the released file, as the
+    # in-memory check counts it
+    numeric = [x for x in r["numeric"] if x in present and is_numeric(released, engine, x)]
+    banded = [x for x in r["numeric"] if x in present and x not in numeric]
+    keys = [c for c in r["keys"] if c in present] + [x for x in banded if x not in r["keys"]]
     # --- k-anonymity and risk on every record (class tables)
     household = r["household"] if r["household"] in present else None
     weight, scored = r["weight"], released
@@ -318,14 +322,15 @@ def check_on_engine(
         agg.margins(original, variables),
         agg.margins(released, [v for v in variables if v in present]),
     )
-    numeric = [x for x in r["numeric"] if x in present and is_numeric(released, engine, x)]
     compared = [c for c in [*variables, *r["numeric"]] if c in present]
     changes = _changes(agg.changed(original, released, compared), margins, compared, n)
     report("Release check: margins and changed values", 2)
     notes = []
-    banded = [x for x in r["numeric"] if x in present and x not in numeric]
     if banded:
-        notes.append(f"Released as categories, not compared as numbers: {', '.join(banded)}.")
+        notes.append(
+            f"Released as categories (keys of the released file, not compared as numbers): "
+            f"{', '.join(banded)}."
+        )
     moments_o = agg.moments(original, numeric) if numeric else {}
     moments_r = agg.moments(released, numeric) if numeric else {}
     num_table, correlations = _numeric(moments_o, moments_r, numeric)
