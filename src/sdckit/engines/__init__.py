@@ -12,7 +12,9 @@ The per-record result comes back as the caller's (lazy) frame or is written as P
   :class:`sdckit.tables.Table`;
 * :func:`choose_engine`: what ``engine="auto"`` picks; :func:`engine_choice` also says why
   (:class:`EngineChoice`: the input's kind, or the size of the columns used against
-  :data:`MEMORY_SHARE` of the free memory).
+  :data:`MEMORY_SHARE` of the free memory);
+* :func:`check_on_engine`: the release check of a file protected on an engine, from class
+  tables, margins, sums and a seeded sample (:class:`EngineReleaseCheck`).
 
 Dask (``pip install 'sdckit[dask]'``) and PySpark (``'sdckit[spark]'``, plus a Java runtime)
 are optional; importing this package imports neither.
@@ -37,8 +39,10 @@ __all__ = [
     "STREAMING_THRESHOLD_BYTES",
     "EngineChoice",
     "EngineError",
+    "EngineReleaseCheck",
     "EngineRisk",
     "EngineTable",
+    "check_on_engine",
     "choose_engine",
     "engine_choice",
     "free_memory",
@@ -54,4 +58,9 @@ def __getattr__(name: str) -> object:
         from sdckit.engines._tables import EngineTable
 
         return EngineTable
+    # the release check imports sdckit.release (scikit-learn): only when it is used
+    if name in ("check_on_engine", "EngineReleaseCheck"):
+        from sdckit.engines import _release
+
+        return getattr(_release, name)
     raise AttributeError(f"module 'sdckit.engines' has no attribute {name!r}")
