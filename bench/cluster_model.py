@@ -8,8 +8,8 @@ times a count:
 
 * the records are read in ``P = N / R`` partitions of ``R`` records (the benchmark's row groups);
 * the group-by costs ``c_g`` task-seconds per partition and the join and write ``c_j``, as
-  measured with one worker (one core, no contention); ``W`` workers of one core each take
-  ``ceil(P / W)`` rounds of them;
+  measured with one worker (one core; measured on a shared, busy machine, so an upper bound);
+  ``W`` workers of one core each take ``ceil(P / W)`` rounds of them;
 * every task also costs the scheduler ``s`` seconds, serially (1 ms by default: Dask's documented
   order of magnitude, an assumption, not measured here), and the job a fixed ``f`` seconds (what
   the one-worker run spent beyond its task times and the driver's work: building the graph,
