@@ -36,7 +36,7 @@ from sdckit.masking.recoding import GlobalRecoding, TopBottomCoding, _per_column
 from sdckit.masking.suppression import LocalSuppression
 from sdckit.microdata import Microdata
 
-__all__ = ["recode_on_engine", "suppress_on_engine", "top_bottom_on_engine"]
+__all__ = ["with_columns", "recode_on_engine", "suppress_on_engine", "top_bottom_on_engine"]
 
 
 def _nw_dtype(dtype: Any) -> Any:
@@ -56,34 +56,41 @@ def _sample(frame: Any, engine: str, roles: Mapping[str, Any]) -> Microdata:
     return Microdata(df, **{k: v for k, v in roles.items() if v})
 
 
-def _polars_part(part: Any, exprs: list[Any], decisions: Any, drop: list[str]) -> Any:
+def _polars_part(
+    part: Any, exprs: list[Any], decisions: Any, drop: list[str], on: str = ROW
+) -> Any:
     """One Dask partition through the polars version of a step (the same narwhals
     expressions; pandas' conversions of nullable columns make Dask's own path unreliable)."""
     import pandas as pd
 
     df = pl.from_pandas(part)
     if decisions is not None:
-        df = df.join(decisions, on=ROW, how="left", maintain_order="left")
+        df = df.join(decisions, on=on, how="left", maintain_order="left")
     out = nw.from_native(df).with_columns(*exprs).drop(*drop).to_native()
     return out.to_arrow().to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def _with_columns(
+def with_columns(
     frame: Any,
     engine: str,
     exprs: list[Any],
     decisions: pl.DataFrame | None = None,
     drop: list[str] | None = None,
+    on: str = ROW,
 ) -> Any:
-    """``frame`` with the columns ``exprs``, after a left join of ``decisions`` on the row
-    index when given (the ``drop`` columns dropped at the end)."""
+    """``frame`` with the columns ``exprs``, after a left join of ``decisions`` on ``on``
+    (the row index) when given; the ``drop`` columns dropped at the end."""
     drop = drop or []
     if engine == "dask":
-        meta = _polars_part(frame._meta, exprs, decisions, drop)
-        return frame.map_partitions(_polars_part, exprs, decisions, drop, meta=meta)
+        if decisions is not None:  # the table's key in the partition's type
+            decisions = decisions.with_columns(
+                pl.col(on).cast(pl.from_pandas(frame._meta[on]).dtype)
+            )
+        meta = _polars_part(frame._meta, exprs, decisions, drop, on)
+        return frame.map_partitions(_polars_part, exprs, decisions, drop, on, meta=meta)
     out = nw.from_native(frame)
     if decisions is not None:
-        out = out.join(nw.from_native(native_table(decisions, engine, frame)), on=ROW, how="left")
+        out = out.join(nw.from_native(native_table(decisions, engine, frame)), on=on, how="left")
     return out.with_columns(*exprs).drop(*drop).to_native()
 
 
@@ -157,7 +164,7 @@ def recode_on_engine(
                 values.to_list(), recoded.to_list(), default=None, return_dtype=dtype
             )
         )
-    return _with_columns(frame, engine, exprs)
+    return with_columns(frame, engine, exprs)
 
 
 def top_bottom_on_engine(
@@ -226,7 +233,7 @@ def top_bottom_on_engine(
         if (dtype.is_integer() and all(v % 1 == 0 for v in values)) or dtype.is_float():
             out = out.cast(dtype)
         exprs.append(out.alias(name))
-    return _with_columns(frame, engine, exprs) if exprs else frame
+    return with_columns(frame, engine, exprs) if exprs else frame
 
 
 #: The roles local suppression reads (the other columns are not collected).
@@ -268,4 +275,4 @@ def suppress_on_engine(
     for j in used:
         flag = nw.col(f"__sdckit_s{j}").fill_null(False)
         exprs.append(nw.when(~flag).then(nw.col(keys[j])).alias(keys[j]))
-    return _with_columns(frame, engine, exprs, decisions, [f"__sdckit_s{j}" for j in used])
+    return with_columns(frame, engine, exprs, decisions, [f"__sdckit_s{j}" for j in used])
