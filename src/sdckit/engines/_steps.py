@@ -36,7 +36,7 @@ from sdckit.masking.recoding import GlobalRecoding, TopBottomCoding, _per_column
 from sdckit.masking.suppression import LocalSuppression
 from sdckit.microdata import Microdata
 
-__all__ = ["with_columns", "recode_on_engine", "suppress_on_engine", "top_bottom_on_engine"]
+__all__ = ["recode_on_engine", "suppress_on_engine", "top_bottom_on_engine", "with_columns"]
 
 
 def _nw_dtype(dtype: Any) -> Any:
