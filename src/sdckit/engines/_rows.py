@@ -155,6 +155,8 @@ def write_parts(frame: Any, engine: str, path: Path) -> Path:
             frame.to_parquet(str(tmp), write_index=False)
         elif engine == "spark":
             frame.write.mode("overwrite").parquet(str(tmp))
+            for extra in [*tmp.glob(".*.crc"), *tmp.glob("_SUCCESS")]:  # Hadoop's marks
+                extra.unlink()
         else:
             tmp.mkdir()
             frame.sink_parquet(pl.PartitionBy(tmp, max_rows_per_file=8_000_000))
