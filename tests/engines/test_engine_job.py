@@ -46,7 +46,8 @@ data = "out.parquet"
 """
 
 
-def test_protect_on_streaming_equals_in_memory(tmp_path: Path) -> None:
+def test_protect_on_streaming_equals_in_memory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr("sdckit.engines._rows.PART_ROWS", 1000)  # three sorted parts
     generate_census(3000, seed=5).write_parquet(tmp_path / "census.parquet")
     job_file = tmp_path / "job.toml"
     job_file.write_text(textwrap.dedent(JOB.format(engine="streaming")))
@@ -54,7 +55,8 @@ def test_protect_on_streaming_equals_in_memory(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "engine 'streaming'" in result.stdout
     assert "(recounted on the engine): 0" in result.stdout
-    got = pl.read_parquet(tmp_path / "out.parquet")
+    assert len(list((tmp_path / "out.parquet").iterdir())) == 3
+    got = pl.read_parquet(tmp_path / "out.parquet" / "*.parquet")
     runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
     runner.apply_job_steps()
     released = runner.release()

@@ -116,10 +116,16 @@ def test_row_index_and_atomic_parts(data, tmp_path: Path) -> None:
     lf = read_with_row(data.lazy(), "streaming")
     assert collect(lf, "streaming", ["ka"]).get_column(ROW).to_list() == list(range(data.height))
     target = tmp_path / "out"
-    write_parts(lf.drop(ROW), "streaming", target)
-    write_parts(lf.drop(ROW), "streaming", target)  # over an older output
+    write_parts(lf, "streaming", target)
+    write_parts(lf, "streaming", target)  # over an older output
     back = pl.read_parquet(target)
     assert back.equals(data)
+    order = np.random.default_rng(1).permutation(data.height)
+    with pytest.MonkeyPatch.context() as mp:  # several sorted parts
+        mp.setattr("sdckit.engines._rows.PART_ROWS", 400)
+        write_parts(lf, "streaming", target, order)
+    assert len(list(target.iterdir())) == 4
+    assert pl.read_parquet(target / "*.parquet").equals(data[order])
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary left
 
 

@@ -140,26 +140,60 @@ def native_table(table: pl.DataFrame, engine: str, like: Any) -> Any:
     return table.lazy()
 
 
-def write_parts(frame: Any, engine: str, path: Path) -> Path:
+#: Records per part file of the streaming engine (and per sorted chunk of a shuffled write).
+PART_ROWS = 4_000_000
+
+
+def _sink_in_order(frame: pl.LazyFrame, order: np.ndarray, tmp: Path) -> None:
+    """Sink ``frame`` with its records in the order ``order`` (row indexes, first written
+    first) in bounded memory: the records once to a staging file in file order, then one part
+    file per :data:`PART_ROWS` positions, each a streaming join of the staging file to the
+    rows of its positions, sorted (only that part is held in memory)."""
+    stage = tmp / "_stage"
+    stage.mkdir()
+    frame.sink_parquet(stage / "records.parquet")
+    try:
+        for c, start in enumerate(range(0, len(order), PART_ROWS)):
+            rows = order[start : start + PART_ROWS]
+            chosen = pl.LazyFrame(
+                {ROW: rows, "__sdckit_pos": np.arange(start, start + len(rows), dtype=np.int64)}
+            )
+            part = (
+                pl.scan_parquet(stage / "records.parquet")
+                .join(chosen, on=ROW, how="inner")
+                .sort("__sdckit_pos")
+                .drop(ROW, "__sdckit_pos")
+            )
+            part.sink_parquet(tmp / f"part-{c:05d}.parquet")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def write_parts(frame: Any, engine: str, path: Path, order: np.ndarray | None = None) -> Path:
     """Write ``frame`` (without :data:`ROW`) as Parquet part files in the directory ``path``.
 
     Atomic: the parts go to a temporary directory beside ``path``, renamed over it at the end;
     a failure leaves no half-written output (and an older output at ``path`` untouched until
-    the new one is complete).
+    the new one is complete).  ``order`` (streaming engine only): the row indexes in the order
+    to write (a shuffled release), written in bounded memory; Dask and Spark frames come
+    sorted.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex}.tmp"
     try:
         if engine == "dask":
-            frame.to_parquet(str(tmp), write_index=False)
+            frame.drop(columns=[ROW]).to_parquet(str(tmp), write_index=False)
         elif engine == "spark":
-            frame.write.mode("overwrite").parquet(str(tmp))
+            frame.drop(ROW).write.mode("overwrite").parquet(str(tmp))
             for extra in [*tmp.glob(".*.crc"), *tmp.glob("_SUCCESS")]:  # Hadoop's marks
                 extra.unlink()
+        elif order is not None:
+            tmp.mkdir()
+            _sink_in_order(frame, order, tmp)
         else:
             tmp.mkdir()
-            frame.sink_parquet(pl.PartitionBy(tmp, max_rows_per_file=8_000_000))
+            frame.drop(ROW).sink_parquet(pl.PartitionBy(tmp, max_rows_per_file=PART_ROWS))
         old = None
         if path.exists():
             old = path.parent / f".{path.name}.{uuid.uuid4().hex}.old"

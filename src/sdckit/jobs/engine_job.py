@@ -161,24 +161,37 @@ def run_engine_job(
     methods = [s.method for s in job.steps]
     seeds = [s.params.get("seed") for s in job.steps]
     frame = run_steps(frame, engine, methods, seeds, roles, report)
-    released, records = _release(frame, engine, job)
+    released, records, order = _release(frame, engine, job)
     k = job.target.k if job.target is not None else None
     # The release check and the report from aggregates (sdckit.engines._release, engineer E):
     # wired here at the merge, e.g.
     #   check = check_on_engine(original, released, engine=engine, roles=roles, k=k,
     #                           seed=release_seed(job), sample_size=...)
     check = None
-    violations = None
-    if k is not None and md.keys:
-        report("Recounting k-anonymity", 0, 1)
-        violations = k_violations_on_engine(released, engine, md.keys, k)
-        report("Recounting k-anonymity", 1, 1)
     out = None
     if job.output_data is not None:
         report("Writing outputs", 0, 1)
-        out = write_parts(_drop(released, engine, ROW), engine, job.output_data)
+        out = write_parts(released, engine, job.output_data, order)
         report("Writing outputs", 1, 1)
+    violations = None
+    if k is not None and md.keys:
+        # the file as written, read back (the steps are not run again); without an output,
+        # the released frame
+        report("Recounting k-anonymity", 0, 1)
+        counted = _drop(released, engine, ROW) if out is None else _read_back(out, engine)
+        violations = k_violations_on_engine(counted, engine, md.keys, k)
+        report("Recounting k-anonymity", 1, 1)
     return EngineJobResult(engine, out, records, k, violations, check)
+
+
+def _read_back(path: Path, engine: str) -> Any:
+    if engine == "dask":
+        import dask.dataframe as dd
+
+        return dd.read_parquet(str(path), dtype_backend="numpy_nullable")
+    if engine == "spark":
+        return _spark_session().read.parquet(str(path))
+    return pl.scan_parquet(path / "*.parquet")
 
 
 def _head(frame: Any, engine: str, rows: int) -> Any:
@@ -200,7 +213,7 @@ def _drop(frame: Any, engine: str, column: str) -> Any:
     return frame.drop(columns=[column]) if engine == "dask" else frame.drop(column)
 
 
-def _release(frame: Any, engine: str, job: Job) -> tuple[Any, int]:
+def _release(frame: Any, engine: str, job: Job) -> tuple[Any, int, np.ndarray | None]:
     """The released columns, new household ids and record order of the in-memory runner."""
     import narwhals.stable.v2 as nw
 
@@ -234,14 +247,20 @@ def _release(frame: Any, engine: str, job: Job) -> tuple[Any, int]:
         )
     frame = nw.from_native(frame).select(*columns, ROW).to_native()
     if plan.order == "original":
-        return nw.from_native(frame).sort(ROW).to_native(), records
+        if engine == "streaming":  # already in file order
+            return frame, records, None
+        return nw.from_native(frame).sort(ROW).to_native(), records, None
+    # as ReleasePlan.record_order: output record j is the protected record perm[j]
+    perm = rng.permutation(records)
+    if engine == "streaming":  # sorted part by part at the write (bounded memory)
+        return frame, records, perm
     position = np.empty(records, dtype=np.int64)
-    position[rng.permutation(records)] = np.arange(records, dtype=np.int64)
+    position[perm] = np.arange(records, dtype=np.int64)
     order = pl.DataFrame({ROW: np.arange(records, dtype=np.int64), "__sdckit_pos": position})
     if engine == "dask":
         frame = with_columns(frame, engine, [], order).sort_values("__sdckit_pos")
-        return frame.drop(columns=["__sdckit_pos"]), records
+        return frame.drop(columns=["__sdckit_pos"]), records, None
     joined = nw.from_native(frame).join(
         nw.from_native(native_table(order, engine, frame)), on=ROW, how="left"
     )
-    return joined.sort("__sdckit_pos").drop("__sdckit_pos").to_native(), records
+    return joined.sort("__sdckit_pos").drop("__sdckit_pos").to_native(), records, None
