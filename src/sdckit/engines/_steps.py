@@ -15,9 +15,11 @@ in-memory method object (its parameters checked by the job loader), ``roles`` th
 * **local suppression**: the greedy picks records (not only key patterns) and gives values back
   in a record order of its own, so the only way to the same output is the in-memory method on
   the same key values in the same order: the key (strata, household) columns and the row index
-  are collected (``8 bytes x keys`` a record, not the whole records), the in-memory
-  :class:`~sdckit.masking.LocalSuppression` runs on them, and its decisions -- the rows with a
-  suppressed value and which keys -- are joined back to the records on the engine.
+  are collected -- text keys as the ranks of their values (2 bytes), which are the codes the
+  in-memory method works on anyway -- the in-memory :class:`~sdckit.masking.LocalSuppression`
+  runs on them, and its decisions -- the rows with a suppressed value and which columns -- are
+  joined back to the records on the engine.  Memory: those columns of every record and the
+  in-memory method's own arrays (``O(records x keys)``), not the whole records.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import polars as pl
 
+from sdckit._codes import encode_column
 from sdckit.engines._api import EngineError
 from sdckit.engines._rows import ROW, collect, native_table
 from sdckit.errors import DataError
@@ -257,22 +260,55 @@ def suppress_on_engine(
             ]
         )
     )
-    records = collect(frame, engine, columns)
+    ids = {kept.get("household"), kept.get("strata")}  # many values, kept as they are
+    coded = [c for c in columns if c not in ids]
+    records = collect(_encoded(frame, engine, coded), engine, columns)
     md = Microdata(records.drop(ROW), **kept)
-    result = method.apply(md)
-    suppressed = np.asarray(result.details["suppressed"], dtype=bool)
-    hit = np.flatnonzero(suppressed.any(axis=1))
-    keys = list(md.keys)
-    flags = {f"__sdckit_s{j}": suppressed[hit, j] for j in range(len(keys))}
-    used = [j for j in range(len(keys)) if flags[f"__sdckit_s{j}"].any()]
+    after = method.apply(md).microdata.frame
+    # every value the method (and the release roles: household-level and linked variables)
+    # set to missing -- suppression only ever does that
+    lost = {
+        name: (~_missing(md.frame.get_column(name)) & _missing(after.get_column(name))).to_numpy()
+        for name in columns
+    }
+    used = [name for name in columns if lost[name].any()]
     if not used:
         return frame
-    rows = records.get_column(ROW).to_numpy()[hit]
+    hit = np.flatnonzero(np.logical_or.reduce([lost[name] for name in used]))
+    flags = {f"__sdckit_s{j}": lost[name][hit] for j, name in enumerate(used)}
     decisions = pl.DataFrame(
-        {ROW: rows.astype(np.int64), **{f"__sdckit_s{j}": flags[f"__sdckit_s{j}"] for j in used}}
+        {ROW: records.get_column(ROW).to_numpy()[hit].astype(np.int64), **flags}
     )
     exprs = []
-    for j in used:
+    for j, name in enumerate(used):
         flag = nw.col(f"__sdckit_s{j}").fill_null(False)
-        exprs.append(nw.when(~flag).then(nw.col(keys[j])).alias(keys[j]))
-    return with_columns(frame, engine, exprs, decisions, [f"__sdckit_s{j}" for j in used])
+        exprs.append(nw.when(~flag).then(nw.col(name)).alias(name))
+    return with_columns(frame, engine, exprs, decisions, list(flags))
+
+
+def _missing(s: pl.Series) -> pl.Series:
+    return (s.is_null() | s.is_nan()) if s.dtype.is_float() else s.is_null()
+
+
+def _encoded(frame: Any, engine: str, columns: list[str]) -> Any:
+    """``frame`` with its text columns among ``columns`` replaced by the rank of each value
+    among the column's sorted values (the codes :class:`~sdckit.Microdata` gives them).
+
+    Text takes 16 bytes a value and more in memory, a rank 2 or 4: local suppression reads
+    only the codes (and the cardinalities, the same), so its decisions are the same.
+    """
+    schema = nw.from_native(frame).collect_schema()
+    exprs = []
+    for name in columns:
+        dtype = schema[name]
+        if dtype.is_numeric() or dtype == nw.Boolean:
+            continue
+        values = _value_counts(frame, name).get_column(name).drop_nulls()
+        codes, levels = encode_column(values)
+        small = nw.Int16 if len(levels) < (1 << 15) else nw.Int32
+        exprs.append(
+            nw.col(name).replace_strict(
+                values.to_list(), codes.tolist(), default=None, return_dtype=small
+            )
+        )
+    return with_columns(frame, engine, exprs) if exprs else frame
