@@ -147,3 +147,27 @@ def test_job_on_spark_equals_in_memory(tmp_path: Path) -> None:
     )
     # Spark writes one part file per partition of the sorted frame: read in name order
     assert got.equals(want)
+
+
+def test_auto_runs_a_small_parquet_job_in_memory(tmp_path: Path) -> None:
+    from sdckit.jobs.engine_job import plan_engine_job
+
+    generate_census(500, seed=5).write_parquet(tmp_path / "census.parquet")
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(textwrap.dedent(JOB.format(engine="auto")))
+    chosen, reason, job = plan_engine_job(job_file)
+    assert (chosen, job) == (None, None)
+    assert "memory" in reason
+    with pytest.MonkeyPatch.context() as mp:  # a threshold below the file: streaming
+        mp.setenv("SDCKIT_STREAMING_BYTES", "1000")
+        chosen, reason, job = plan_engine_job(job_file)
+    assert chosen == "streaming" and "auto" in reason and job is not None
+    text = textwrap.dedent(JOB.format(engine="auto")).replace(
+        'method = "top_bottom_coding"\ncolumns = ["income"]\nupper = 60000.0',
+        'method = "pram"\nvariables = ["marital_status"]',
+    )
+    job_file.write_text(text)
+    with pytest.MonkeyPatch.context() as mp:  # a step without engine version: in memory
+        mp.setenv("SDCKIT_STREAMING_BYTES", "1000")
+        chosen, reason, _ = plan_engine_job(job_file)
+    assert chosen is None and "no engine version" in reason

@@ -98,7 +98,9 @@ def plan_engine_job(
                 "Parquet files); convert the file, or remove 'engine' (in memory)."
             )
         return None, "the input is not Parquet (engines read Parquet)", None
-    chosen = choose_engine(source, asked)
+    # a protection job reads and writes every column
+    columns = pl.scan_parquet(source / "*.parquet" if source.is_dir() else source)
+    chosen = choose_engine(source, asked, columns.collect_schema().names())
     if chosen == "polars":
         return None, "'auto' chose memory: the file fits", None
     with tempfile.TemporaryDirectory(prefix="sdckit-") as tmp:
