@@ -171,3 +171,19 @@ def test_auto_runs_a_small_parquet_job_in_memory(tmp_path: Path) -> None:
         mp.setenv("SDCKIT_STREAMING_BYTES", "1000")
         chosen, reason, _ = plan_engine_job(job_file)
     assert chosen is None and "no engine version" in reason
+
+
+def test_a_file_below_k_is_not_released(tmp_path: Path) -> None:
+    generate_census(1000, seed=5).write_parquet(tmp_path / "census.parquet")
+    older = tmp_path / "out.parquet"
+    older.mkdir()
+    (older / "part-0.parquet").write_bytes(b"an older release")
+    text = textwrap.dedent(JOB.format(engine="streaming"))
+    text = text.replace('[[steps]]\nmethod = "local_suppression"\nk = 3\n', "")
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(text)
+    result = CliRunner().invoke(app, ["protect", str(job_file)])
+    assert result.exit_code == 1
+    assert "it was not written" in result.stderr
+    assert not older.exists()  # no older release left behind as if it were this one
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -87,9 +87,14 @@ def _run_on_engine(job: Any, engine: str, reason: str, console: Any) -> None:
         )
     if result.output is not None:
         console.print(f"Protected file (Parquet part files): {result.output}")
+    console.print(
+        "The release check and the reports do not run on an engine yet: check the file with "
+        "the in-memory job on a sample, or wait for them."
+    )
     if result.k_violations:
         typer.echo(
-            f"Error: the released file has {result.k_violations} record(s) below k = {result.k}.",
+            f"Error: the released file has {result.k_violations} record(s) below k = {result.k}; "
+            "it was not written.",
             err=True,
         )
         raise typer.Exit(EXIT_TARGET_MISSED)

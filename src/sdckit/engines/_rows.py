@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,14 +169,22 @@ def _sink_in_order(frame: pl.LazyFrame, order: np.ndarray, tmp: Path) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def write_parts(frame: Any, engine: str, path: Path, order: np.ndarray | None = None) -> Path:
+def write_parts(
+    frame: Any,
+    engine: str,
+    path: Path,
+    order: np.ndarray | None = None,
+    accept: Callable[[Path], bool] | None = None,
+) -> Path | None:
     """Write ``frame`` (without :data:`ROW`) as Parquet part files in the directory ``path``.
 
     Atomic: the parts go to a temporary directory beside ``path``, renamed over it at the end;
     a failure leaves no half-written output (and an older output at ``path`` untouched until
     the new one is complete).  ``order`` (streaming engine only): the row indexes in the order
     to write (a shuffled release), written in bounded memory; Dask and Spark frames come
-    sorted.
+    sorted.  ``accept``: called with the complete temporary folder before it is renamed; when
+    it returns False nothing is written, an older output at ``path`` is removed (it is not
+    this release), and the result is None.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -194,6 +202,13 @@ def write_parts(frame: Any, engine: str, path: Path, order: np.ndarray | None = 
         else:
             tmp.mkdir()
             frame.drop(ROW).sink_parquet(pl.PartitionBy(tmp, max_rows_per_file=PART_ROWS))
+        if accept is not None and not accept(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+            return None
         old = None
         if path.exists():
             old = path.parent / f".{path.name}.{uuid.uuid4().hex}.old"

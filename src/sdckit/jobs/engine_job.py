@@ -44,7 +44,8 @@ class EngineJobResult:
     ----------
     engine : str
     output : Path or None
-        The folder of Parquet part files (None when the job writes no data).
+        The folder of Parquet part files (None when the job writes no data, or when the file
+        is not k-anonymous: then nothing is written, and an older output is removed).
     k : int or None
         The target's k; ``k_violations`` the records of the released file below it (recounted
         on the engine), None without a k.
@@ -101,6 +102,12 @@ def plan_engine_job(
     # a protection job reads and writes every column
     columns = pl.scan_parquet(source / "*.parquet" if source.is_dir() else source)
     chosen = choose_engine(source, asked, columns.collect_schema().names())
+    if output_dir is None and "output" in spec:  # load_job below sees the sample as input
+        data = table_of(spec["output"], "output").get("data")
+        if data is not None and path_of(job_path.parent, data, "output").resolve() == (
+            source.resolve()
+        ):
+            raise ParameterError("The output data file must differ from the input file.")
     if chosen == "polars":
         return None, "'auto' chose memory: the file fits", None
     with tempfile.TemporaryDirectory(prefix="sdckit-") as tmp:
@@ -170,19 +177,28 @@ def run_engine_job(
     #   check = check_on_engine(original, released, engine=engine, roles=roles, k=k,
     #                           seed=release_seed(job), sample_size=...)
     check = None
+    counted: dict[str, int] = {}
+
+    def k_anonymous(folder: Path) -> bool:
+        # the file as written, read back (the steps are not run again), before it is renamed
+        # into place: a file below k is never released
+        if k is None or not md.keys:
+            return True
+        report("Recounting k-anonymity", 0, 1)
+        counted["k"] = k_violations_on_engine(_read_back(folder, engine), engine, md.keys, k)
+        report("Recounting k-anonymity", 1, 1)
+        return counted["k"] == 0
+
     out = None
     if job.output_data is not None:
         report("Writing outputs", 0, 1)
-        out = write_parts(released, engine, job.output_data, order)
+        out = write_parts(released, engine, job.output_data, order, accept=k_anonymous)
         report("Writing outputs", 1, 1)
-    violations = None
-    if k is not None and md.keys:
-        # the file as written, read back (the steps are not run again); without an output,
-        # the released frame
+    elif k is not None and md.keys:
         report("Recounting k-anonymity", 0, 1)
-        counted = _drop(released, engine, ROW) if out is None else _read_back(out, engine)
-        violations = k_violations_on_engine(counted, engine, md.keys, k)
+        counted["k"] = k_violations_on_engine(_drop(released, engine, ROW), engine, md.keys, k)
         report("Recounting k-anonymity", 1, 1)
+    violations = counted.get("k")
     return EngineJobResult(engine, out, records, k, violations, check)
 
 
