@@ -12,7 +12,7 @@ report is written and the status is 1.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,13 +34,27 @@ def protect_command(
         Path | None,
         typer.Option("--out-dir", help="Write the outputs into this directory instead."),
     ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option(
+            "--engine",
+            help="auto, polars (in memory), streaming, dask or spark (overrides [input] engine).",
+        ),
+    ] = None,
 ) -> None:
     """Run a protection job file: steps, risk target, R-U map, protected file and reports."""
     from sdckit._console import print_job_result
     from sdckit.jobs import load_job, run_job
+    from sdckit.jobs.engine_job import plan_engine_job
 
     console = stdout_console()
     with reported_errors():
+        chosen, reason, engine_job = plan_engine_job(job_file, engine, seed, out_dir)
+        if chosen is not None and engine_job is not None:
+            _run_on_engine(engine_job, chosen, reason, console)
+            return
+        if engine is not None:
+            console.print(f"In memory: {reason}.")
         job = load_job(job_file, seed=seed, output_dir=out_dir)
         with progress_bar(console) as progress:
             outcome = run_job(job, progress=progress)
@@ -55,4 +69,32 @@ def protect_command(
         else:
             message = f"the protected file was not written: {outcome.refusal}"
         typer.echo(f"Error: {' '.join(message.split())}", err=True)
+        raise typer.Exit(EXIT_TARGET_MISSED)
+
+
+def _run_on_engine(job: Any, engine: str, reason: str, console: Any) -> None:
+    """The job on an engine: progress per step, the protected folder, the k recount."""
+    from sdckit.jobs.engine_job import run_engine_job
+
+    console.print(f"Running on {reason}.")
+    with progress_bar(console) as progress:
+        result = run_engine_job(job, engine, progress=progress)
+    console.print(f"Records: {result.records}")
+    if result.k is not None:
+        console.print(
+            f"Records below k = {result.k} in the released file (recounted on the engine): "
+            f"{result.k_violations}"
+        )
+    if result.output is not None:
+        console.print(f"Protected file (Parquet part files): {result.output}")
+    console.print(
+        "The release check and the reports do not run on an engine yet: check the file with "
+        "the in-memory job on a sample, or wait for them."
+    )
+    if result.k_violations:
+        typer.echo(
+            f"Error: the released file has {result.k_violations} record(s) below k = {result.k}; "
+            "it was not written.",
+            err=True,
+        )
         raise typer.Exit(EXIT_TARGET_MISSED)

@@ -140,7 +140,8 @@ def _read_input(
 
     read = read_data if reader is None else reader
 
-    unknown_keys(spec, {"file", "format", "dataset", "rows", "na_values", "numeric_keys"}, "input")
+    allowed = {"file", "format", "dataset", "rows", "na_values", "numeric_keys", "engine"}
+    unknown_keys(spec, allowed, "input")
     if ("file" in spec) == ("dataset" in spec):
         raise ParameterError("[input] of the job file needs either 'file' or 'dataset'.")
     if "dataset" in spec:
@@ -502,6 +503,7 @@ def load_job(
     output_dir: str | Path | None = None,
     input_file: str | Path | None = None,
     writes: bool = True,
+    output_folder: bool = False,
 ) -> Job:
     """Read and validate a job file; raise an :class:`SdcError` for anything wrong.
 
@@ -523,6 +525,9 @@ def load_job(
         The job will write its outputs: check that each can be written and that the format of
         ``data`` holds every released column name (False: the job is only read, as by
         ``sdckit check``).
+    output_folder : bool, default False
+        The protected file is a folder of Parquet part files (a job run on an engine,
+        :mod:`sdckit.jobs.engine_job`): an existing folder at that path is not an error.
 
     Returns
     -------
@@ -554,7 +559,7 @@ def load_job(
         and output_data.resolve() == input_path.resolve()
     ):
         raise ParameterError("The output data file must differ from the input file.")
-    for p in (output_data, internal, external):
+    for p in (internal, external) if output_folder else (output_data, internal, external):
         if p is not None and p.exists() and p.is_dir():
             raise ParameterError(f"The output {str(p)!r} is a directory; give a file name.")
     outputs = {"data": output_data, "report_internal": internal, "report_external": external}
