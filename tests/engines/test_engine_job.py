@@ -43,6 +43,8 @@ k = 3
 k = 3
 [output]
 data = "out.parquet"
+keep = ["household_id", "region", "sex", "age_group", "marital_status", "education", "income",
+        "weight"]
 """
 
 
@@ -69,7 +71,7 @@ def test_protect_refuses_a_step_without_engine_version(tmp_path: Path) -> None:
     generate_census(500, seed=5).write_parquet(tmp_path / "census.parquet")
     text = textwrap.dedent(JOB.format(engine="streaming")).replace(
         'method = "top_bottom_coding"\ncolumns = ["income"]\nupper = 60000.0',
-        'method = "pram"\nvariables = ["marital_status"]',
+        'method = "shuffling"\nvariables = ["income"]',
     )
     job_file = tmp_path / "job.toml"
     job_file.write_text(text)
@@ -164,7 +166,7 @@ def test_auto_runs_a_small_parquet_job_in_memory(tmp_path: Path) -> None:
     assert chosen == "streaming" and "auto" in reason and job is not None
     text = textwrap.dedent(JOB.format(engine="auto")).replace(
         'method = "top_bottom_coding"\ncolumns = ["income"]\nupper = 60000.0',
-        'method = "pram"\nvariables = ["marital_status"]',
+        'method = "shuffling"\nvariables = ["income"]',
     )
     job_file.write_text(text)
     with pytest.MonkeyPatch.context() as mp:  # a step without engine version: in memory
@@ -187,3 +189,59 @@ def test_a_file_below_k_is_not_released(tmp_path: Path) -> None:
     assert "it was not written" in result.stderr
     assert not older.exists()  # no older release left behind as if it were this one
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_release_check_on_the_engine_refuses_what_memory_refuses(tmp_path: Path) -> None:
+    """Released with every column (district gives region back, age gives age_group back):
+    the in-memory check refuses it, and so does the check on the engine, from its aggregates
+    and its sample; nothing is written, an older release is removed, the internal report
+    says why and the external one is not written."""
+    generate_census(3000, seed=5).write_parquet(tmp_path / "census.parquet")
+    text = textwrap.dedent(JOB.format(engine="streaming")).replace(
+        'keep = ["household_id", "region", "sex", "age_group", "marital_status", "education", '
+        '"income",\n        "weight"]',
+        'report_internal = "internal.html"\nreport_external = "external.html"',
+    )
+    assert "keep" not in text
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(text)
+    (tmp_path / "out.parquet").mkdir()
+    (tmp_path / "out.parquet" / "old.parquet").write_bytes(b"an older release")
+    (tmp_path / "external.html").write_text("an older report")
+    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
+    runner.apply_job_steps()
+    assert runner.release().refusal() is not None  # memory refuses it
+    result = CliRunner().invoke(app, ["protect", str(job_file)])
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "the release check refused the released file" in result.stderr
+    assert not (tmp_path / "out.parquet").exists()
+    assert not (tmp_path / "external.html").exists()
+    internal = (tmp_path / "internal.html").read_text(encoding="utf-8")
+    assert "district" in internal and "region" in internal
+
+
+def test_the_census_job_with_pram_on_streaming_equals_in_memory(tmp_path: Path) -> None:
+    """The issue's census job (recoding, PRAM of one key, local suppression to k = 3)
+    through ``sdckit protect`` on the streaming engine: the in-memory runner's released file,
+    record for record, PRAM's keyed draws included."""
+    generate_census(3000, seed=6).write_parquet(tmp_path / "census.parquet")
+    text = textwrap.dedent(JOB.format(engine="streaming")).replace(
+        '[[steps]]\nmethod = "local_suppression"',
+        '[[steps]]\nmethod = "pram"\nvariables = ["marital_status"]\n\n'
+        '[[steps]]\nmethod = "local_suppression"',
+    )
+    assert text.count("[[steps]]") == 4
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(text)
+    result = CliRunner().invoke(app, ["protect", str(job_file)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "Step 3: PRAM" in result.stdout
+    got = pl.read_parquet(tmp_path / "out.parquet" / "*.parquet")
+    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
+    runner.apply_job_steps()
+    released = runner.release()
+    assert released.refusal() is None
+    want = released.frame if released.order is None else released.frame[released.order]
+    assert got.equals(want)
+    changed = runner.current.frame["marital_status"] != runner.original.frame["marital_status"]
+    assert 0 < int(changed.sum()) < 3000  # PRAM changed some categories

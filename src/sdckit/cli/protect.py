@@ -85,12 +85,25 @@ def _run_on_engine(job: Any, engine: str, reason: str, console: Any) -> None:
             f"Records below k = {result.k} in the released file (recounted on the engine): "
             f"{result.k_violations}"
         )
+    if result.check is not None:
+        console.print(result.check.summary())
     if result.output is not None:
         console.print(f"Protected file (Parquet part files): {result.output}")
-    console.print(
-        "The release check and the reports do not run on an engine yet: check the file with "
-        "the in-memory job on a sample, or wait for them."
-    )
+    for path in result.reports:
+        console.print(f"Wrote {path}")
+    if result.check is not None and not result.check.ok:
+        check = result.check
+        if not check.target_met:
+            why = "the risk target is missed"
+        elif check.k_violations:
+            why = f"{check.k_violations} record(s) below k"
+        else:
+            why = "the attacks on the sample got protected values back (see the summary)"
+        typer.echo(
+            f"Error: the release check refused the released file: {why}; it was not written.",
+            err=True,
+        )
+        raise typer.Exit(EXIT_TARGET_MISSED)
     if result.k_violations:
         typer.echo(
             f"Error: the released file has {result.k_violations} record(s) below k = {result.k}; "

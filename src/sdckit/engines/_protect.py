@@ -4,8 +4,9 @@ and the k-anonymity recount of a file on an engine.
 :data:`ENGINE_STEPS` maps each method class that has an engine version to its function
 ``step(frame, engine, method, *, seed, roles) -> frame`` (native frames carrying the row index
 :data:`sdckit.engines._rows.ROW`).  The deterministic steps are in :mod:`._steps`; the
-stochastic ones (PRAM, additive noise, microaggregation within strata, targeted record
-swapping) are added to the table where they are written.  A method without an engine version is
+stochastic ones in :mod:`._random` (PRAM, additive noise) and :mod:`._groups`
+(microaggregation within strata, targeted record swapping within top-level areas), which
+draw what the in-memory methods draw for the same rows.  A method without an engine version is
 refused with an :class:`EngineError` that names it and the way out (the in-memory path).
 """
 
@@ -15,8 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sdckit.engines._api import EngineError, risk_on_engine
+from sdckit.engines._groups import microaggregation_on_engine, swapping_on_engine
+from sdckit.engines._random import noise_on_engine, pram_on_engine
 from sdckit.engines._rows import ROW
 from sdckit.engines._steps import recode_on_engine, suppress_on_engine, top_bottom_on_engine
+from sdckit.masking import AddNoise, Microaggregation, Pram, TargetedRecordSwapping
 from sdckit.masking.recoding import GlobalRecoding, TopBottomCoding
 from sdckit.masking.suppression import LocalSuppression
 
@@ -24,12 +28,15 @@ __all__ = ["ENGINE_STEPS", "engine_step", "k_violations_on_engine", "unsupported
 
 StepFunction = Callable[..., Any]
 
-#: Method class -> its engine step.  The stochastic steps join this table at the merge:
-#: ``ENGINE_STEPS[PRAM] = pram_on_engine`` and so on (same signature).
+#: Method class -> its engine step (``step(frame, engine, method, *, seed, roles)``).
 ENGINE_STEPS: dict[type, StepFunction] = {
     GlobalRecoding: recode_on_engine,
     TopBottomCoding: top_bottom_on_engine,
     LocalSuppression: suppress_on_engine,
+    Pram: pram_on_engine,
+    AddNoise: noise_on_engine,
+    Microaggregation: microaggregation_on_engine,
+    TargetedRecordSwapping: swapping_on_engine,
 }
 
 
@@ -47,6 +54,8 @@ def unsupported_reason(method: Any, engine: str) -> str | None:
         return f"{name} has no engine version yet"
     if isinstance(method, TopBottomCoding) and method.quantile:
         return f"{name} with quantile=True needs exact quantiles of every record"
+    if isinstance(method, AddNoise) and method.method != "additive":
+        return f"{name} with method={method.method!r} needs the moments of every record"
     return None
 
 

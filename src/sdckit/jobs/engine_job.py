@@ -11,9 +11,13 @@ with the seed ``seed + i - 1`` of the in-memory runner, set by the job loader), 
 in-memory runner releases them -- the released columns, new household ids and the record
 order drawn from the same stream (:func:`sdckit.jobs.runner.seed_of_release`), so the file is
 the same, record for record -- and written as Parquet part files in a folder at the job's
-output path (a temporary folder renamed: never half written).  The k-anonymity of the released
-file is recounted on the engine.  The job is checked by loading it on its first records
-(roles, steps, outputs), never on the whole file.
+output path (a temporary folder renamed: never half written).  The release check runs first,
+from aggregates and a seeded sample (:func:`sdckit.engines.check_on_engine`), against the
+job's target (the default one without a ``[target]``): a release it refuses is not written
+(an older one is removed), as in memory; the reports are made from the same aggregates
+(:func:`sdckit.report.write_engine_report`).  The k-anonymity of the written file is also
+recounted on the engine before the folder is renamed into place.  The job is checked by
+loading it on its first records (roles, steps, outputs), never on the whole file.
 """
 
 from __future__ import annotations
@@ -49,8 +53,11 @@ class EngineJobResult:
     k : int or None
         The target's k; ``k_violations`` the records of the released file below it (recounted
         on the engine), None without a k.
-    check : object or None
-        The release check computed from aggregates (wired in where the engine job ends).
+    check : EngineReleaseCheck or None
+        The release check computed from aggregates and a seeded sample
+        (:func:`sdckit.engines.check_on_engine`); a release it refuses is not written.
+    reports : list of Path
+        The reports written (the external one only for a release the check passed).
     """
 
     engine: str
@@ -60,6 +67,12 @@ class EngineJobResult:
     k_violations: int | None = None
     check: Any = None
     notes: list[str] = field(default_factory=list)
+    reports: list[Path] = field(default_factory=list)
+
+    @property
+    def refused(self) -> bool:
+        """Whether the released file was withheld (below k, or refused by the check)."""
+        return bool(self.k_violations) or (self.check is not None and not self.check.ok)
 
 
 def _is_parquet(path: Path) -> bool:
@@ -153,8 +166,10 @@ def run_engine_job(
     job: Job, engine: str, *, progress: Callable[[str, int, int], None] | None = None
 ) -> EngineJobResult:
     """Run ``job`` (from :func:`plan_engine_job`) on ``engine``; write its protected file."""
+    from sdckit.engines import check_on_engine
     from sdckit.engines._protect import k_violations_on_engine, run_steps
     from sdckit.engines._rows import ROW, read_with_row, write_parts
+    from sdckit.release import ReleaseTarget
 
     report = progress or (lambda stage, done, total: None)
     source = Path(job.tables["input"]["file"])
@@ -166,22 +181,27 @@ def run_engine_job(
     frame = read_with_row(source, engine)
     if "rows" in job.tables["input"]:
         frame = _head(frame, engine, int(job.tables["input"]["rows"]))
+    original = frame  # (lazy or distributed: read again where the check needs it)
     report("Reading the input", 1, 1)
     methods = [s.method for s in job.steps]
     seeds = [s.params.get("seed") for s in job.steps]
     frame = run_steps(frame, engine, methods, seeds, roles, report)
     released, records, order = _release(frame, engine, job)
     k = job.target.k if job.target is not None else None
-    # The release check and the report from aggregates (sdckit.engines._release, engineer E):
-    # wired here at the merge, e.g.
-    #   check = check_on_engine(original, released, engine=engine, roles=roles, k=k,
-    #                           seed=release_seed(job), sample_size=...)
-    check = None
+    # the release check from aggregates and a seeded sample, before anything is written
+    check = check_on_engine(
+        original, released, engine=engine, roles=md.roles(), k=None,
+        seed=job.seed if job.seed is not None else 0,
+        target=job.target if job.target is not None else ReleaseTarget.default(),
+        progress=lambda stage, done, total: report(f"Release check: {stage}", done, total),
+    )  # fmt: skip
     counted: dict[str, int] = {}
 
     def k_anonymous(folder: Path) -> bool:
         # the file as written, read back (the steps are not run again), before it is renamed
-        # into place: a file below k is never released
+        # into place: a file below k, or refused by the check, is never released
+        if not check.ok:
+            return False
         if k is None or not md.keys:
             return True
         report("Recounting k-anonymity", 0, 1)
@@ -199,7 +219,30 @@ def run_engine_job(
         counted["k"] = k_violations_on_engine(_drop(released, engine, ROW), engine, md.keys, k)
         report("Recounting k-anonymity", 1, 1)
     violations = counted.get("k")
-    return EngineJobResult(engine, out, records, k, violations, check)
+    reports = _write_reports(job, check, report)
+    return EngineJobResult(engine, out, records, k, violations, check, reports=reports)
+
+
+def _write_reports(job: Job, check: Any, report: Callable[[str, int, int], None]) -> list[Path]:
+    """The job's reports from the check's aggregates (the external one only for a release the
+    check passed; an older one is removed otherwise)."""
+    import contextlib
+
+    from sdckit.report import write_engine_report
+
+    steps = [{"method": type(s.method).__name__, "params": dict(s.params)} for s in job.steps]
+    written: list[Path] = []
+    for kind, path in (("internal", job.report_internal), ("external", job.report_external)):
+        if path is None:
+            continue
+        if kind == "external" and not check.ok:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()  # never leave an older release's report behind
+            continue
+        report("Writing reports", len(written), 2)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        written.append(write_engine_report(check, path, steps=steps, kind=kind, title=job.title))
+    return written
 
 
 def _read_back(path: Path, engine: str) -> Any:
