@@ -18,7 +18,7 @@ from engine_helpers import java_home
 from sdckit.engines import EngineError
 from sdckit.engines._protect import k_violations_on_engine, run_steps
 from sdckit.engines._rows import ROW, collect, read_with_row, write_parts
-from sdckit.masking import Pram
+from sdckit.masking import AddNoise, Shuffling
 from sdckit.masking.recoding import GlobalRecoding, TopBottomCoding
 from sdckit.masking.suppression import LocalSuppression
 from sdckit.microdata import Microdata
@@ -138,8 +138,10 @@ def test_k_anonymous_by_recount(data) -> None:
 
 def test_unsupported_refused(data) -> None:
     lf = read_with_row(data.lazy(), "streaming")
-    with pytest.raises(EngineError, match="in memory"):
-        run_steps(lf, "streaming", [Pram(variables=["kb"], seed=1)], [1], ROLES)
+    with pytest.raises(EngineError, match="in memory"):  # no engine version
+        run_steps(lf, "streaming", [Shuffling(variables=["w2"], seed=1)], [1], ROLES)
+    with pytest.raises(EngineError, match="moments of every record"):
+        run_steps(lf, "streaming", [AddNoise(method="correlated", seed=1)], [1], ROLES)
     quantile = TopBottomCoding(columns="w2", upper=0.9, quantile=True)
     with pytest.raises(EngineError, match="quantile=True"):
         run_steps(lf, "streaming", [quantile], [None], ROLES)
