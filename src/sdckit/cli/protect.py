@@ -86,7 +86,7 @@ def _run_on_engine(job: Any, engine: str, reason: str, console: Any) -> None:
             f"{result.k_violations}"
         )
     if result.check is not None:
-        console.print(result.check.summary())
+        _print_summary(console, result.check.summary())
     if result.output is not None:
         console.print(f"Protected file (Parquet part files): {result.output}")
     for path in result.reports:
@@ -111,3 +111,19 @@ def _run_on_engine(job: Any, engine: str, reason: str, console: Any) -> None:
             err=True,
         )
         raise typer.Exit(EXIT_TARGET_MISSED)
+
+
+def _print_summary(console: Any, summary: Any) -> None:
+    """A :class:`~sdckit._results.Summary` as a table, its notes below it."""
+    from rich.table import Table as RichTable
+
+    from sdckit._results import format_value
+
+    table = RichTable(title=summary.title, title_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for label, value in summary.rows:
+        table.add_row(label, value if isinstance(value, str) else format_value(value))
+    console.print(table)
+    for note in summary.notes:
+        console.print(f"  {note}", soft_wrap=True, markup=False)

@@ -193,7 +193,7 @@ def run_engine_job(
         original, released, engine=engine, roles=md.roles(), k=None,
         seed=job.seed if job.seed is not None else 0,
         target=job.target if job.target is not None else ReleaseTarget.default(),
-        progress=lambda stage, done, total: report(f"Release check: {stage}", done, total),
+        progress=report,
     )  # fmt: skip
     counted: dict[str, int] = {}
 
