@@ -199,9 +199,7 @@ def run_engine_job(
 
     def k_anonymous(folder: Path) -> bool:
         # the file as written, read back (the steps are not run again), before it is renamed
-        # into place: a file below k, or refused by the check, is never released
-        if not check.ok:
-            return False
+        # into place: a file below k is never released
         if k is None or not md.keys:
             return True
         report("Recounting k-anonymity", 0, 1)
@@ -210,7 +208,10 @@ def run_engine_job(
         return counted["k"] == 0
 
     out = None
-    if job.output_data is not None:
+    if job.output_data is not None and not check.ok:
+        # refused: nothing is written (no pass over the file), an older release is removed
+        _remove(job.output_data)
+    elif job.output_data is not None:
         report("Writing outputs", 0, 1)
         out = write_parts(released, engine, job.output_data, order, accept=k_anonymous)
         report("Writing outputs", 1, 1)
@@ -243,6 +244,16 @@ def _write_reports(job: Job, check: Any, report: Callable[[str, int, int], None]
         path.parent.mkdir(parents=True, exist_ok=True)
         written.append(write_engine_report(check, path, steps=steps, kind=kind, title=job.title))
     return written
+
+
+def _remove(path: Path) -> None:
+    """An older output at ``path`` (a folder of part files or a file) removed."""
+    import shutil
+
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
 
 
 def _read_back(path: Path, engine: str) -> Any:
