@@ -361,3 +361,28 @@ def test_files_compared_in_slices_or_joined(monkeypatch) -> None:
     assert sliced.changes.equals(whole.changes)
     assert shuffled.changes.equals(whole.changes)
     assert shuffled.margins.equals(whole.margins)
+
+
+def test_households_drawn_from_the_original_when_the_release_renumbers_them(on_engine) -> None:
+    """The job releases new household ids: the sample is drawn by the original's households
+    and the same records taken from the released file by their row index (drawing by each
+    file's own ids would pick other households in the two files)."""
+    ids = ORIGINAL.get_column("household_id").unique().sort()
+    new = pl.DataFrame(
+        {"household_id": ids, "new": np.random.default_rng(3).permutation(len(ids)) + 1}
+    )
+    renumbered = (
+        RELEASED.join(new, on="household_id", how="left")
+        .with_columns(pl.col("new").cast(ORIGINAL.schema["household_id"]).alias("household_id"))
+        .drop("new")
+        .select(RELEASED.columns)
+    )
+    res = _check(on_engine, released=renumbered)
+    assert res.sample_unit == "households" and not res.whole_file
+    # the sample holds whole original households
+    drawn = ORIGINAL.filter(pl.col(ROW).is_in(pl.Series(res.sample_index, dtype=pl.Int64)))
+    sizes = ORIGINAL.group_by("household_id").len()
+    got = drawn.group_by("household_id").len().join(sizes, on="household_id", suffix="_all")
+    assert (got["len"] == got["len_all"]).all()
+    engine = ("streaming", lambda frame: frame.lazy())
+    np.testing.assert_array_equal(res.sample_index, _check(engine).sample_index)

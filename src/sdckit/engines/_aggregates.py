@@ -157,6 +157,11 @@ class _Polars:
         lf = self._lazy(frame).filter(hashing.polars(column))
         return lf.collect(engine=self.engine)  # type: ignore[arg-type]
 
+    def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
+        """The records whose row index is in ``rows``."""
+        lf = self._lazy(frame).filter(pl.col(ROW).is_in(pl.Series(rows, dtype=pl.Int64)))
+        return lf.collect(engine=self.engine)  # type: ignore[arg-type]
+
 
 def _change_exprs(columns: Sequence[str], schema: Any) -> list[pl.Expr]:
     """Values changed and suppressed per column (``c`` against ``c__r``); values of two types
@@ -215,6 +220,10 @@ def _changed_part(part: Any, columns: Sequence[str]) -> dict[str, float]:
     return frame.select(_change_exprs(columns, frame.schema)).row(0, named=True)
 
 
+def _rows_part(part: Any, rows: np.ndarray) -> Any:
+    return part[part[ROW].isin(rows)]
+
+
 def _sample_part(part: Any, column: str, hashing: SampleHash) -> Any:
     h = part[column].to_numpy(dtype=np.int64)
     return part[hashing.keep(h)]
@@ -266,6 +275,14 @@ class _Dask:
         parts = dask.compute(
             *[dask.delayed(_sample_part)(p, column, hashing) for p in frame.to_delayed()]
         )
+        return _part_polars(pd.concat(parts).reset_index(drop=True))
+
+    def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
+        """The records whose row index is in ``rows``."""
+        import dask
+        import pandas as pd
+
+        parts = dask.compute(*[dask.delayed(_rows_part)(p, rows) for p in frame.to_delayed()])
         return _part_polars(pd.concat(parts).reset_index(drop=True))
 
 
@@ -377,6 +394,13 @@ class _Spark:
 
     def sample(self, frame: Any, column: str, hashing: SampleHash) -> pl.DataFrame:
         return _arrow_polars(frame.filter(hashing.spark(column)))
+
+    def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
+        """The records whose row index is in ``rows`` (a broadcast join on the index)."""
+        from pyspark.sql import functions as F
+
+        wanted = frame.sparkSession.createDataFrame([(int(r),) for r in rows], [ROW])
+        return _arrow_polars(frame.join(F.broadcast(wanted), on=ROW, how="inner"))
 
 
 def engine_aggregates(engine: str) -> Any:

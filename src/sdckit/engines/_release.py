@@ -346,7 +346,10 @@ def check_on_engine(
         and is_integer(original, engine, hh) and is_integer(released, engine, hh)
     )  # fmt: skip
     unit = hh if by_household else ROW
-    orig_s, rel_s = agg.sample(original, unit, hashing), agg.sample(released, unit, hashing)
+    # drawn from the original (its households: the released ids may be new ones), the same
+    # records taken from the released file by their row index
+    orig_s = agg.sample(original, unit, hashing)
+    rel_s = agg.rows(released, orig_s.get_column(ROW).cast(pl.Int64).to_numpy())
     index, orig_s, rel_s = _aligned(orig_s, rel_s)
     report("Release check: sample drawn", 4)
     sample_target = ReleaseTarget(k=None, tolerance=target.tolerance, confidence=target.confidence)
