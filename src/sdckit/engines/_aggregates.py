@@ -157,6 +157,12 @@ class _Polars:
         lf = self._lazy(frame).filter(hashing.polars(column))
         return lf.collect(engine=self.engine)  # type: ignore[arg-type]
 
+    def row_range(self, frame: Any) -> tuple[int, int]:
+        """The smallest and the largest row index."""
+        lf = self._lazy(frame).select(pl.col(ROW).min().alias("a"), pl.col(ROW).max().alias("b"))
+        a, b = lf.collect(engine=self.engine).row(0)  # type: ignore[arg-type]
+        return int(a), int(b)
+
     def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
         """The records whose row index is in ``rows``."""
         lf = self._lazy(frame).filter(pl.col(ROW).is_in(pl.Series(rows, dtype=pl.Int64)))
@@ -277,6 +283,13 @@ class _Dask:
         )
         return _part_polars(pd.concat(parts).reset_index(drop=True))
 
+    def row_range(self, frame: Any) -> tuple[int, int]:
+        """The smallest and the largest row index."""
+        import dask
+
+        a, b = dask.compute(frame[ROW].min(), frame[ROW].max())
+        return int(a), int(b)
+
     def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
         """The records whose row index is in ``rows``."""
         import dask
@@ -394,6 +407,13 @@ class _Spark:
 
     def sample(self, frame: Any, column: str, hashing: SampleHash) -> pl.DataFrame:
         return _arrow_polars(frame.filter(hashing.spark(column)))
+
+    def row_range(self, frame: Any) -> tuple[int, int]:
+        """The smallest and the largest row index."""
+        from pyspark.sql import functions as F
+
+        a, b = frame.agg(F.min(ROW), F.max(ROW)).collect()[0]
+        return int(a), int(b)
 
     def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
         """The records whose row index is in ``rows`` (a broadcast join on the index)."""

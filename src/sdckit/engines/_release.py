@@ -287,6 +287,12 @@ def check_on_engine(
             "The released file has another number of records than the original; the release "
             "check compares them record by record."
         )
+    for frame in (original, released):  # one index per record, 0..n-1 (the sample's link)
+        if n and agg.row_range(frame) != (0, n - 1):
+            raise DataError(
+                f"The row index {ROW!r} of the original or the released file is not 0..n-1: "
+                "both files must carry the same row index, one value per record."
+            )
     present = set(rel_cols)
     # a numeric variable released as categories (bands) is a key of the released file, as the
     # in-memory check counts it
