@@ -151,3 +151,35 @@ def assert_same_table(result, frame: pl.DataFrame, args: dict) -> None:
     cells = result.cells
     assert cells.height == want.n_cells
     np.testing.assert_array_equal(cells.get_column("value").to_numpy(), want.values)
+
+
+def spark_session(app: str, **config: str):
+    """A local[2] SparkSession for a test module (generator for a fixture: yields it, stops
+    it).  Skips where there is no Java, except in CI (``.ci/run`` installs it: a missing Java
+    there is a failure).  The workers run this Python (they import sdckit and numba); ``config``
+    adds Spark settings to the small defaults."""
+    import sys
+
+    if java_home() is None and not os.environ.get("CI"):  # pragma: no cover - CI has Java
+        pytest.skip("PySpark needs a Java runtime (.ci/run installs openjdk)")
+    sql = pytest.importorskip("pyspark.sql", reason="the dev extra installs pyspark")
+    home = java_home()
+    if home is not None:
+        os.environ.setdefault("JAVA_HOME", home)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.memory": "1g",
+        **config,
+    }
+    builder = sql.SparkSession.builder.master("local[2]").appName(app)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

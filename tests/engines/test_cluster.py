@@ -10,12 +10,11 @@ more partitions than there are cores.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import polars as pl
 import pytest
-from engine_helpers import assert_same_risk, assert_same_table, java_home
+from engine_helpers import assert_same_risk, assert_same_table, spark_session
 
 from sdckit.datasets import DEMO_ROLES
 from sdckit.engines import risk_on_engine, table_on_engine
@@ -102,29 +101,16 @@ def test_dask_table_on_two_worker_processes(dask_client, census_parquet) -> None
 # --------------------------------------------------------------------------------------- Spark
 @pytest.fixture(scope="module")
 def spark():
-    if java_home() is None and not os.environ.get("CI"):  # pragma: no cover - CI has Java
-        pytest.skip("PySpark needs a Java runtime (.ci/run installs openjdk)")
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="the dev extra installs pyspark")
-    home = java_home()
-    if home is not None:
-        os.environ.setdefault("JAVA_HOME", home)
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .appName("sdckit-cluster-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
+    yield from spark_session(
+        "sdckit-cluster-tests",
         # more shuffle partitions than cores, and input splits of one row group each
-        .config("spark.sql.shuffle.partitions", "5")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.files.maxPartitionBytes", "48k")
-        .config("spark.sql.files.openCostInBytes", "0")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
+        **{
+            "spark.sql.shuffle.partitions": "5",
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.files.maxPartitionBytes": "48k",
+            "spark.sql.files.openCostInBytes": "0",
+        },
     )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def test_spark_risk_on_local_2(spark, census_parquet, tmp_path) -> None:

@@ -7,13 +7,12 @@ released file is recounted k-anonymous on the engine.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from engine_helpers import java_home
+from engine_helpers import spark_session
 
 from sdckit.engines import EngineError
 from sdckit.engines._protect import k_violations_on_engine, run_steps
@@ -176,23 +175,7 @@ def test_dask_equals_in_memory(client, case, data, tmp_path: Path) -> None:
 # ------------------------------------------------------------------ Spark
 @pytest.fixture(scope="module")
 def spark():
-    if java_home() is None:
-        pytest.skip("PySpark needs a Java runtime")
-    sql = pytest.importorskip("pyspark.sql")
-    os.environ.setdefault("JAVA_HOME", str(java_home()))
-    session = (
-        sql.SparkSession.builder.master("local[2]")
-        .appName("sdckit-protect-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from spark_session("sdckit-protect-tests")
 
 
 @pytest.mark.parametrize("case", ["job", "topbottom"])

@@ -7,13 +7,10 @@ whole file; record swapping run in memory on each top-level area alone with that
 
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 import polars as pl
 import pytest
-from engine_helpers import java_home
+from engine_helpers import spark_session
 
 from sdckit.datasets import generate_census
 from sdckit.engines import EngineError
@@ -134,23 +131,7 @@ def test_group_steps_on_dask(client, census) -> None:
 
 @pytest.fixture(scope="module")
 def spark():
-    if java_home() is None:  # pragma: no cover - CI installs Java
-        pytest.skip("PySpark needs a Java runtime")
-    sql = pytest.importorskip("pyspark.sql")
-    os.environ.setdefault("JAVA_HOME", java_home())
-    os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers import sdckit and numba
-    session = (
-        sql.SparkSession.builder.master("local[2]")
-        .appName("sdckit-group-steps")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from spark_session("sdckit-group-steps")
 
 
 def test_group_steps_on_spark(spark, census) -> None:

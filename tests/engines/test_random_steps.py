@@ -8,13 +8,11 @@ equal the in-memory method's, record by record (by ``__sdckit_row``), to the bit
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 
 import numpy as np
 import polars as pl
 import pytest
-from engine_helpers import java_home, random_frame
+from engine_helpers import random_frame, spark_session
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -176,23 +174,7 @@ def test_dask_equals_in_memory(client, data, name, npartitions) -> None:
 # ------------------------------------------------------------------------------ Spark
 @pytest.fixture(scope="module")
 def spark():
-    if java_home() is None:  # pragma: no cover - CI installs Java
-        pytest.skip("PySpark needs a Java runtime")
-    sql = pytest.importorskip("pyspark.sql")
-    os.environ.setdefault("JAVA_HOME", java_home())
-    os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers import sdckit and numba
-    session = (
-        sql.SparkSession.builder.master("local[2]")
-        .appName("sdckit-random-steps")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from spark_session("sdckit-random-steps")
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,12 @@ attacks find a planted leak and pass a clean release, and the report says "sampl
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from engine_helpers import java_home
+from engine_helpers import spark_session
 
 from sdckit.datasets import generate_census
 from sdckit.engines import check_on_engine
@@ -81,22 +80,7 @@ def dask_client():
 
 @pytest.fixture(scope="module")
 def spark():
-    if java_home() is None and not os.environ.get("CI"):  # pragma: no cover
-        pytest.skip("PySpark needs a Java runtime")
-    sql = pytest.importorskip("pyspark.sql")
-    os.environ.setdefault("JAVA_HOME", java_home() or "")
-    session = (
-        sql.SparkSession.builder.master("local[2]")
-        .appName("sdckit-release-check-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from spark_session("sdckit-release-check-tests")
 
 
 def _to_dask(frame: pl.DataFrame):
