@@ -8,7 +8,7 @@ from typing import Any
 
 from sdckit.errors import DataError, ParameterError
 
-__all__ = ["read_lines", "tokens"]
+__all__ = ["find_variable", "read_lines", "tokens", "variable_keyword"]
 
 
 def read_lines(path: Path, what: str) -> list[str]:
@@ -52,3 +52,16 @@ def variable_keyword(variable: Any, key: str, args: list[str], where: str) -> bo
     else:
         variable.leadstring = args[0]
     return True
+
+
+def find_variable(variables: list[Any], name: str, path: Path, where: str = "") -> Any:
+    """The variable of a metadata file (``.rda`` or table ``.rda``) called ``name``
+    (case-insensitive, as tau-ARGUS); a :class:`ParameterError` naming the file otherwise."""
+    for v in variables:
+        if v.name.lower() == name.lower():
+            return v
+    prefix = f"{where}: " if where else ""
+    raise ParameterError(
+        f"{prefix}the variable {name!r} is not described in the metadata file "
+        f"{path.name!r}; declare it there or correct the name."
+    )

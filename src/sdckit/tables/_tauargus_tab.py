@@ -34,7 +34,7 @@ import polars as pl
 from sdckit.errors import DataError, ParameterError
 from sdckit.tables._build import roll_up
 from sdckit.tables._status import CellStatus
-from sdckit.tables._tauargus_io import read_lines, tokens, variable_keyword
+from sdckit.tables._tauargus_io import find_variable, read_lines, tokens, variable_keyword
 from sdckit.tables.table import Table
 
 __all__ = [
@@ -106,14 +106,7 @@ class TabMetadata:
 
     def variable(self, name: str, where: str = "") -> TabVariable:
         """The variable called ``name`` (case-insensitive, as tau-ARGUS)."""
-        for v in self.variables:
-            if v.name.lower() == name.lower():
-                return v
-        prefix = f"{where}: " if where else ""
-        raise ParameterError(
-            f"{prefix}the variable {name!r} is not described in the metadata file "
-            f"{self.path.name!r}; declare it there or correct the name."
-        )
+        return find_variable(self.variables, name, self.path, where)
 
     def with_role(self, role: str) -> list[TabVariable]:
         """The variables of one role, in file order."""

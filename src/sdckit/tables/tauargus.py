@@ -62,9 +62,9 @@ from sdckit.protection import (
     TupleOf,
 )
 from sdckit.tables._tauargus_arb import ArbBatch, ArbTable, read_arb
+from sdckit.tables._tauargus_io import find_variable, variable_keyword
 from sdckit.tables._tauargus_io import read_lines as _read_lines
 from sdckit.tables._tauargus_io import tokens as _tokens
-from sdckit.tables._tauargus_io import variable_keyword
 from sdckit.tables._tauargus_recode import recode_codes
 from sdckit.tables._tauargus_tab import SAFE as SAFE_STATED
 from sdckit.tables._tauargus_tab import UNSAFE as UNSAFE_STATED
@@ -220,14 +220,7 @@ class RdaMetadata:
 
     def variable(self, name: str, where: str = "") -> RdaVariable:
         """The variable called ``name`` (case-insensitive, as tau-ARGUS)."""
-        for v in self.variables:
-            if v.name.lower() == name.lower():
-                return v
-        prefix = f"{where}: " if where else ""
-        raise ParameterError(
-            f"{prefix}the variable {name!r} is not described in the metadata file "
-            f"{self.path.name!r}; declare it there or correct the name."
-        )
+        return find_variable(self.variables, name, self.path, where)
 
     @property
     def weight(self) -> RdaVariable | None:
