@@ -26,6 +26,7 @@ __all__ = [
     "reported_errors",
     "split_columns",
     "stdout_console",
+    "summary_table",
 ]
 
 #: Exit status for bad input: an SdcError or a bad option (as click uses for usage errors).
@@ -103,3 +104,20 @@ def check_output_columns(names: Sequence[str]) -> None:
                 "only in case (or are equal); rename the input columns so that they differ."
             )
         seen[low] = name
+
+
+def summary_table(
+    title: str, rows: Sequence[tuple[str, object]], caption: str | None = None
+) -> object:
+    """A rich table of a summary's labelled figures (measure, value), numbers formatted as
+    in :class:`sdckit._results.Summary`."""
+    from rich.table import Table as RichTable
+
+    from sdckit._results import format_value
+
+    table = RichTable(title=title, title_justify="left", caption=caption, caption_justify="left")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for label, value in rows:
+        table.add_row(label, value if isinstance(value, str) else format_value(value))
+    return table

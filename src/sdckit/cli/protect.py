@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sdckit.cli._common import progress_bar, reported_errors, stdout_console
+from sdckit.cli._common import progress_bar, reported_errors, stdout_console, summary_table
 
 __all__ = ["EXIT_TARGET_MISSED", "protect_command"]
 
@@ -115,15 +115,6 @@ def _run_on_engine(job: Any, engine: str, reason: str, console: Any) -> None:
 
 def _print_summary(console: Any, summary: Any) -> None:
     """A :class:`~sdckit._results.Summary` as a table, its notes below it."""
-    from rich.table import Table as RichTable
-
-    from sdckit._results import format_value
-
-    table = RichTable(title=summary.title, title_justify="left")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    for label, value in summary.rows:
-        table.add_row(label, value if isinstance(value, str) else format_value(value))
-    console.print(table)
+    console.print(summary_table(summary.title, summary.rows))
     for note in summary.notes:
         console.print(f"  {note}", soft_wrap=True, markup=False)

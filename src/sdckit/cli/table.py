@@ -32,31 +32,21 @@ from typing import Annotated, Any
 
 import typer
 
-from sdckit.cli._common import fail, progress_bar, reported_errors, stdout_console
+from sdckit.cli._common import fail, progress_bar, reported_errors, stdout_console, summary_table
 
 __all__ = ["table_command"]
 
 
 def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | None = None) -> bool:
     """Print the summary of one table job and what it wrote; True when the audit passed."""
-    from rich.table import Table as RichTable
-
     from sdckit._results import format_value
 
     if getattr(outcome, "perturbation", None) is not None:  # a [cellkey] job
         return _print_cellkey(console, job, outcome)
     table, result, checked, written = outcome
     engine = getattr(job, "engine", None)  # where the table was built and why
-    summary = RichTable(
-        title=job.title,
-        title_justify="left",
-        caption=f"engine: {engine}" if engine else None,
-        caption_justify="left",
-    )
-    summary.add_column("measure")
-    summary.add_column("value", justify="right")
-    for label, value in table.summary().rows:
-        summary.add_row(label, value if isinstance(value, str) else format_value(value))
+    caption = f"engine: {engine}" if engine else None
+    summary: Any = summary_table(job.title, table.summary().rows, caption)
     summary.add_row("suppression method", result.method)
     limited = getattr(result, "time_limited", None)
     if limited:
@@ -126,16 +116,7 @@ def _print_outcome(console: Any, job: Any, outcome: Any, titles: list[str] | Non
 
 def _print_cellkey(console: Any, job: Any, outcome: Any) -> bool:
     """Print the summary of a cell key job (a perturbed table) and what it wrote."""
-    from rich.table import Table as RichTable
-
-    from sdckit._results import format_value
-
-    summary = RichTable(title=job.title, title_justify="left")
-    summary.add_column("measure")
-    summary.add_column("value", justify="right")
-    for label, value in outcome.perturbation.summary().rows:
-        summary.add_row(label, value if isinstance(value, str) else format_value(value))
-    console.print(summary)
+    console.print(summary_table(job.title, outcome.perturbation.summary().rows))
     for p in outcome.written:
         console.print(f"Wrote {p}")
     return True
@@ -171,15 +152,7 @@ def _print_perturbations(console: Any, jobs: list[Any], outcomes: list[Any]) -> 
 
 def _print_perturbation(console: Any, job: Any, outcome: Any) -> None:
     """Print what a rounded (RND) or cell-key (CKM) table of a batch changed and wrote."""
-    from rich.table import Table as RichTable
-
-    from sdckit._results import format_value
-
-    summary = RichTable(title=job.title, title_justify="left")
-    summary.add_column("measure")
-    summary.add_column("value", justify="right")
-    for label, value in outcome.result.summary().rows:
-        summary.add_row(label, value if isinstance(value, str) else format_value(value))
+    summary: Any = summary_table(job.title, outcome.result.summary().rows)
     if outcome.audit is not None:
         summary.add_row(
             "cells disclosed exactly (rounding audit)", str(int(outcome.audit.exact.sum()))
