@@ -27,7 +27,7 @@ import polars as pl
 
 from sdckit.errors import ParameterError
 
-__all__ = ["ROW", "collect", "native_table", "read_with_row", "write_parts"]
+__all__ = ["ROW", "collect", "native_table", "read_with_row", "remove_output", "write_parts"]
 
 #: The global row index column (file order), added at the read and dropped at the write.
 ROW = "__sdckit_row"
@@ -169,6 +169,15 @@ def _sink_in_order(frame: pl.LazyFrame, order: np.ndarray, tmp: Path) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
+def remove_output(path: Path) -> None:
+    """An older output at ``path`` (a folder of part files or a file) removed, so that no
+    earlier release stands as if it were this one."""
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
 def write_parts(
     frame: Any,
     engine: str,
@@ -204,10 +213,7 @@ def write_parts(
             frame.drop(ROW).sink_parquet(pl.PartitionBy(tmp, max_rows_per_file=PART_ROWS))
         if accept is not None and not accept(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+            remove_output(path)
             return None
         old = None
         if path.exists():

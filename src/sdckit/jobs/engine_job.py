@@ -168,7 +168,7 @@ def run_engine_job(
     """Run ``job`` (from :func:`plan_engine_job`) on ``engine``; write its protected file."""
     from sdckit.engines import check_on_engine
     from sdckit.engines._protect import k_violations_on_engine, run_steps
-    from sdckit.engines._rows import ROW, read_with_row, write_parts
+    from sdckit.engines._rows import ROW, read_with_row, remove_output, write_parts
     from sdckit.release import ReleaseTarget
 
     report = progress or (lambda stage, done, total: None)
@@ -210,7 +210,7 @@ def run_engine_job(
     out = None
     if job.output_data is not None and not check.ok:
         # refused: nothing is written (no pass over the file), an older release is removed
-        _remove(job.output_data)
+        remove_output(job.output_data)
     elif job.output_data is not None:
         report("Writing outputs", 0, 1)
         out = write_parts(released, engine, job.output_data, order, accept=k_anonymous)
@@ -244,16 +244,6 @@ def _write_reports(job: Job, check: Any, report: Callable[[str, int, int], None]
         path.parent.mkdir(parents=True, exist_ok=True)
         written.append(write_engine_report(check, path, steps=steps, kind=kind, title=job.title))
     return written
-
-
-def _remove(path: Path) -> None:
-    """An older output at ``path`` (a folder of part files or a file) removed."""
-    import shutil
-
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
 
 
 def _read_back(path: Path, engine: str) -> Any:
