@@ -13,6 +13,9 @@ The per-record result comes back as the caller's (lazy) frame or is written as P
 * :func:`choose_engine`: what ``engine="auto"`` picks; :func:`engine_choice` also says why
   (:class:`EngineChoice`: the input's kind, or the size of the columns used against
   :data:`MEMORY_SHARE` of the free memory);
+* the pieces of protection where the records are, for :mod:`sdckit.jobs.engine_job`
+  (``read_with_row``, ``run_steps``, ``write_parts``, ``k_violations_on_engine``, ...: see
+  ``_PROTECTION``; imported on first use);
 * :func:`check_on_engine`: the release check of a file protected on an engine, from class
   tables, margins, sums and a seeded sample (:class:`EngineReleaseCheck`).
 
@@ -51,6 +54,20 @@ __all__ = [
 ]
 
 
+#: The public names of protection on an engine, and their modules.
+_PROTECTION = {
+    "ROW": "_rows",
+    "read_with_row": "_rows",
+    "write_parts": "_rows",
+    "remove_output": "_rows",
+    "native_table": "_rows",
+    "with_columns": "_steps",
+    "run_steps": "_protect",
+    "unsupported_reason": "_protect",
+    "k_violations_on_engine": "_protect",
+}
+
+
 def __getattr__(name: str) -> object:
     # EngineTable lives with the table building, which imports sdckit.tables (about a second):
     # the risk engines do not need it
@@ -58,6 +75,12 @@ def __getattr__(name: str) -> object:
         from sdckit.engines._tables import EngineTable
 
         return EngineTable
+    # protection where the records are (the engine job of sdckit.jobs): the masking methods
+    # are imported when it is first used
+    if name in _PROTECTION:
+        import importlib
+
+        return getattr(importlib.import_module(f"sdckit.engines.{_PROTECTION[name]}"), name)
     # the release check imports sdckit.release (scikit-learn): only when it is used
     if name in ("check_on_engine", "EngineReleaseCheck"):
         from sdckit.engines import _release

@@ -91,8 +91,7 @@ def plan_engine_job(
     -------
     (engine or None, reason, job checked on its first records or None)
     """
-    from sdckit.engines import ENGINES, choose_engine
-    from sdckit.engines._protect import unsupported_reason
+    from sdckit.engines import ENGINES, choose_engine, unsupported_reason
     from sdckit.errors import ParameterError
 
     job_path, spec = read_toml(job_file)
@@ -166,9 +165,15 @@ def run_engine_job(
     job: Job, engine: str, *, progress: Callable[[str, int, int], None] | None = None
 ) -> EngineJobResult:
     """Run ``job`` (from :func:`plan_engine_job`) on ``engine``; write its protected file."""
-    from sdckit.engines import check_on_engine
-    from sdckit.engines._protect import k_violations_on_engine, run_steps
-    from sdckit.engines._rows import ROW, read_with_row, remove_output, write_parts
+    from sdckit.engines import (
+        ROW,
+        check_on_engine,
+        k_violations_on_engine,
+        read_with_row,
+        remove_output,
+        run_steps,
+        write_parts,
+    )
     from sdckit.release import ReleaseTarget
 
     report = progress or (lambda stage, done, total: None)
@@ -257,8 +262,7 @@ def _read_back(path: Path, engine: str) -> Any:
 
 
 def _head(frame: Any, engine: str, rows: int) -> Any:
-    from sdckit.engines import EngineError
-    from sdckit.engines._rows import ROW
+    from sdckit.engines import ROW, EngineError
 
     if engine == "streaming":
         return frame.head(rows)
@@ -279,9 +283,7 @@ def _release(frame: Any, engine: str, job: Job) -> tuple[Any, int, np.ndarray | 
     """The released columns, new household ids and record order of the in-memory runner."""
     import narwhals.stable.v2 as nw
 
-    from sdckit.engines import EngineError
-    from sdckit.engines._rows import ROW, native_table
-    from sdckit.engines._steps import with_columns
+    from sdckit.engines import ROW, EngineError, native_table, with_columns
     from sdckit.jobs.runner import seed_of_release
 
     plan, md = job.release_plan, job.microdata
