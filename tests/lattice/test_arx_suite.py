@@ -39,6 +39,7 @@ from sdckit.lattice import (
     LossMeasure,
     NonUniformEntropy,
     OrderedDistanceTCloseness,
+    PopulationUniqueness,
     PrivacyModel,
     SampleUniqueness,
     evaluate_node,
@@ -108,6 +109,10 @@ def kmap_ztp(v: int) -> Callable[[], list[PrivacyModel]]:
     return lambda: [
         KMap(v, population_size=USA, significance=0.01, estimator="zero_truncated_poisson")
     ]
+
+
+def pu(model: str) -> Callable[[], list[PrivacyModel]]:
+    return lambda: [PopulationUniqueness(0.0001, population_size=USA, model=model)]
 
 
 # (name, suppression limit, measure, models, data, ARX's loss, ARX's optimum); data: "all" the 9
@@ -270,6 +275,26 @@ CASES = [
         "0.1606952725863784",
         (0, 3, 0, 0, 1, 1, 1, 1, 0),
     ),
+    (
+        "rb-2",
+        0.04,
+        ent(False),
+        pu("dankar"),
+        "all",
+        "144298.1603344462",
+        (0, 0, 1, 1, 1, 2, 1, 0, 0),
+    ),
+    ("rb-3", 0.04, loss, pu("zayatz"), "all", "0.16078200456326086", (0, 3, 0, 0, 1, 1, 1, 1, 0)),
+    (
+        "rb-4",
+        0.04,
+        ent(False),
+        pu("pitman"),
+        "all",
+        "144298.1603344462",
+        (0, 0, 1, 1, 1, 2, 1, 0, 0),
+    ),
+    ("rb-5", 0.04, loss, pu("snb"), "all", "0.17599055898432758", (0, 3, 0, 0, 2, 1, 1, 1, 0)),
 ]
 
 

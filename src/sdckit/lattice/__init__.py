@@ -29,7 +29,11 @@ from sdckit.lattice.loss import (
     SuppressedAndRecoded,
 )
 from sdckit.lattice.models import DPresence, KAnonymity, KMap, PrivacyModel
-from sdckit.lattice.risk_models import AverageReidentificationRisk, SampleUniqueness
+from sdckit.lattice.risk_models import (
+    AverageReidentificationRisk,
+    PopulationUniqueness,
+    SampleUniqueness,
+)
 from sdckit.lattice.search import SearchResult, search_lattice
 
 __all__ = [
@@ -51,6 +55,7 @@ __all__ = [
     "NodeResult",
     "NonUniformEntropy",
     "OrderedDistanceTCloseness",
+    "PopulationUniqueness",
     "Precision",
     "PrivacyModel",
     "RecursiveCLDiversity",
