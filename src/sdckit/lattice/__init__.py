@@ -35,6 +35,7 @@ from sdckit.lattice.risk_models import (
     SampleUniqueness,
 )
 from sdckit.lattice.search import SearchResult, search_lattice
+from sdckit.lattice.targets import GlobalRisk, IndividualRisk
 
 __all__ = [
     "AECS",
@@ -44,8 +45,10 @@ __all__ = [
     "DistinctLDiversity",
     "EntropyLDiversity",
     "EqualDistanceTCloseness",
+    "GlobalRisk",
     "Height",
     "HierarchicalTCloseness",
+    "IndividualRisk",
     "KAnonymity",
     "KMap",
     "LatticeData",

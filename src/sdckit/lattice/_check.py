@@ -150,16 +150,17 @@ def _enforce(
     keys.append(released[candidates])
     order = candidates[np.lexsort(keys)]
     sizes = released[order]
+    weights = None if classes.data.weights is None else _weight_sums(classes)[order]
     suppressed_prefix = np.concatenate([[0], np.cumsum(sizes)])
     for model in models:
         start = int(np.count_nonzero(~kept[order]))
-        if model.holds(sizes[start:]):
+        if _holds(model, sizes[start:], None if weights is None else weights[start:]):
             continue
         lo, hi = start + 1, len(order)
         # the least prefix p with the model holding on sizes[p:]; p = len(order) always holds
         while lo < hi:
             mid = (lo + hi) // 2
-            if model.holds(sizes[mid:]):
+            if _holds(model, sizes[mid:], None if weights is None else weights[mid:]):
                 hi = mid
             else:
                 lo = mid + 1
@@ -168,3 +169,16 @@ def _enforce(
             return kept, n_suppressed + int(suppressed_prefix[lo])
     n_suppressed += int(suppressed_prefix[int(np.count_nonzero(~kept[order]))])
     return kept, n_suppressed
+
+
+def _weight_sums(classes: NodeClasses) -> np.ndarray:
+    data = classes.data
+    weights = data.weights if data.subset is None else data.weights * data.subset
+    return np.bincount(classes.class_of, weights=weights, minlength=classes.n_classes)
+
+
+def _holds(model: PrivacyModel, sizes: np.ndarray, weights: np.ndarray | None) -> bool:
+    # the weight sums matter to sdckit's own risk targets only
+    if weights is None or not model.uses_weights:
+        return model.holds(sizes)
+    return model.holds(sizes, weights)

@@ -51,6 +51,8 @@ class PrivacyModel:
     #: A class without released records that fails the model fails the node (it cannot be
     #: suppressed: delta-presence).
     blocks_when_empty: ClassVar[bool] = False
+    #: Sample-based models that also take the classes' weight sums in :meth:`holds`.
+    uses_weights: ClassVar[bool] = False
 
     @property
     def minimal_class_size(self) -> int:
@@ -64,8 +66,9 @@ class PrivacyModel:
         """Boolean per class: the class meets the model (class-based models)."""
         raise NotImplementedError
 
-    def holds(self, sizes: np.ndarray) -> bool:
-        """Sample-based models: the model holds for released classes of these sizes."""
+    def holds(self, sizes: np.ndarray, weight_sums: np.ndarray | None = None) -> bool:
+        """Sample-based models: the model holds for released classes of these sizes (and
+        these weight sums, for the models that set ``uses_weights``)."""
         raise NotImplementedError
 
     def describe(self) -> str:

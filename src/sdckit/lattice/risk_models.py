@@ -41,7 +41,7 @@ class AverageReidentificationRisk(_SampleBased):
     True
     """
 
-    def holds(self, sizes: np.ndarray) -> bool:
+    def holds(self, sizes: np.ndarray, weight_sums: np.ndarray | None = None) -> bool:
         if sizes.size == 0:
             return True
         # as ARX: 1 / (records / classes)
@@ -61,7 +61,7 @@ class SampleUniqueness(_SampleBased):
     False
     """
 
-    def holds(self, sizes: np.ndarray) -> bool:
+    def holds(self, sizes: np.ndarray, weight_sums: np.ndarray | None = None) -> bool:
         total = float(sizes.sum())
         if total == 0:
             return True
@@ -216,7 +216,7 @@ class PopulationUniqueness(_SampleBased):
         zayatz, snb = _zayatz(sizes, population), _snb(sizes, population)
         return zayatz if not math.isfinite(snb) or zayatz < snb else snb
 
-    def holds(self, sizes: np.ndarray) -> bool:
+    def holds(self, sizes: np.ndarray, weight_sums: np.ndarray | None = None) -> bool:
         if sizes.size == 0:
             return True
         uniques = self.estimate(sizes)
