@@ -24,6 +24,7 @@ from sdckit.lattice import (
     HierarchicalTCloseness,
     IndividualRisk,
     KAnonymity,
+    KLDivergence,
     KMap,
     LatticeData,
     Loss,
@@ -204,6 +205,21 @@ def test_loss_measures_by_hand() -> None:
     assert SuppressedAndRecoded().loss(node, none) == 1.0
 
 
+def test_kl_divergence_by_hand() -> None:
+    data = _data()
+    node = data.classes((2, 1))  # everything in one class: area 4 ages x 2 sexes = 8
+    # records: (31,f) (35,m) (47,f) (48,f) x2 (31,m): p = 1/6 each, 2/6 for the two (48,f)
+    # q = 1/8 for every record: sum p log2(8 p) = 4 * 1/6 log2(8/6) + 2 * 2/6 log2(16/6)
+    expected = 4 / 6 * math.log2(8 / 6) + 4 / 6 * math.log2(16 / 6)
+    kl = KLDivergence()
+    assert kl.loss(node, np.zeros(1, dtype=bool)) == pytest.approx(expected, abs=1e-12)
+    # nothing generalised: q = p for every record
+    base = data.classes((0, 0))
+    assert kl.loss(base, np.zeros(base.n_classes, dtype=bool)) == pytest.approx(0.0, abs=1e-12)
+    # all suppressed: the whole domain, as the top node
+    assert kl.loss(base, np.ones(base.n_classes, dtype=bool)) == pytest.approx(expected)
+
+
 def test_non_monotone_entropy_adds_the_suppressed_records_entropy() -> None:
     data = _data()
     node = data.classes((0, 0))
@@ -339,6 +355,7 @@ MEASURES = [
     lambda: AECS(),
     lambda: Precision(),
     lambda: SuppressedAndRecoded(),
+    lambda: KLDivergence(),
 ]
 
 
