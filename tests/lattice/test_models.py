@@ -377,3 +377,13 @@ def test_lower_bounds_hold_and_monotone_measures_never_fall(rows, which) -> None
                 assert res[m].loss >= bound - 1e-9, (measure.describe(), n, m)
                 if measure.monotone and res[n].anonymous and res[m].anonymous:
                     assert res[m].loss >= res[n].loss - 1e-9, (measure.describe(), n, m)
+
+
+def test_zayatz_hypergeometric_product_equals_scipy() -> None:
+    from scipy import stats
+
+    from sdckit.lattice.risk_models import _one_sampled
+
+    sizes = np.array([1, 2, 5, 40])
+    expected = stats.hypergeom.pmf(1, 10_000, sizes, 300)
+    assert np.allclose(_one_sampled(sizes, 10_000.0, 300.0), expected, rtol=1e-12)

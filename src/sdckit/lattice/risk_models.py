@@ -14,7 +14,7 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from sdckit._validation import check_choice, check_int, check_real
 from sdckit.lattice.models import PrivacyModel
@@ -74,16 +74,27 @@ class SampleUniqueness(_SampleBased):
 UNIQUENESS_MODELS = ("dankar", "pitman", "snb", "zayatz")
 
 
+def _one_sampled(sizes: np.ndarray, population: float, n: float) -> np.ndarray:
+    """P(exactly one of a class's K population records is in a sample of n), hypergeometric.
+
+    ``K n/N prod_{m=1}^{K-1} (N - m - n + 1) / (N - m)``: a running product, exact where the
+    log-gamma form loses digits for a population of hundreds of millions.
+    """
+    top = int(sizes.max())
+    m = np.arange(1, top, dtype=np.float64)
+    ratio = np.concatenate([[1.0], np.cumprod((population - m - n + 1.0) / (population - m))])
+    return sizes * (n / population) * ratio[sizes - 1]
+
+
 def _zayatz(sizes: np.ndarray, population: float) -> float:
     """Zayatz (1991): expected population uniques from the sample's class sizes."""
     n = float(sizes.sum())
     u1 = float((sizes == 1).sum())
     values, freq = np.unique(sizes, return_counts=True)
     n_classes = float(sizes.size)
-    # P(exactly one of a class's K population records is sampled), hypergeometric
-    hit = stats.hypergeom.pmf(1, int(population), values, int(n))
+    hit = _one_sampled(values, population, n)
     temp = float(np.sum(freq / n_classes * hit))
-    single = float(stats.hypergeom.pmf(1, int(population), 1, int(n)))
+    single = n / population
     return u1 * ((u1 / n_classes) * single / temp) / (n / population)
 
 
