@@ -424,13 +424,14 @@ class SuppressedAndRecoded(LossMeasure):
         for j, maps in enumerate(data.maps):
             card0 = _level0_counts(data, j)
             labels = data.labels[j]
-            base = [labels[0][c] for c in maps[0]]
-            per_level = [
-                float(
-                    card0[[labels[lv][c] != b for c, b in zip(maps[lv], base, strict=True)]].sum()
-                )
-                for lv in range(maps.shape[0])
-            ]
+            base = np.asarray([labels[0][c] for c in maps[0]], dtype=object)
+            # a value counts as recoded from the first level that changes its label on (so
+            # the share never falls going up, even if a hierarchy repeats a label higher up)
+            changed = np.zeros(maps.shape[1], dtype=bool)
+            per_level = []
+            for lv in range(maps.shape[0]):
+                changed |= np.asarray([labels[lv][c] for c in maps[lv]], dtype=object) != base
+                per_level.append(float(card0[changed].sum()))
             self._changed.append(np.asarray(per_level))
         self._total = float(_released_total(data))
 
