@@ -122,6 +122,15 @@ class EntropyLDiversity(_Sensitive):
     bias-corrected one (ARX's estimators): a class of ``n`` records with value counts ``f``
     passes when ``sum f psi(f) <= n (psi(n) - log l)``, ``psi = log`` or Grassberger's G.
     Monotone without suppression, not with it.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m", "m"], "dx": ["a", "b", "a", "a", "a"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]}, sensitive=["dx"])
+    >>> EntropyLDiversity("dx", l=1.8).class_passes(data.classes((0,))).tolist()  # e^0.64 = 1.89
+    [True, False]
     """
 
     monotone_with_suppression: ClassVar[bool] = False
@@ -159,6 +168,15 @@ class RecursiveCLDiversity(_Sensitive):
 
     With a class's value counts sorted decreasingly ``r1 >= r2 >= ... >= rm``, the class passes
     when ``m >= l`` and ``r1 < c (r_l + ... + r_m)``.  Monotone without suppression only.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m", "m"], "dx": ["a", "b", "a", "a", "a"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]}, sensitive=["dx"])
+    >>> RecursiveCLDiversity("dx", c=3.0, l=2).class_passes(data.classes((0,))).tolist()  # 2 < 3
+    [True, False]
     """
 
     monotone_with_suppression: ClassVar[bool] = False
@@ -200,6 +218,16 @@ class EqualDistanceTCloseness(_TCloseness):
 
     The distance is the earth mover's distance with all values one apart: half the L1
     distance of the two distributions (Li, Li and Venkatasubramanian 2007).
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m", "m"], "dx": ["a", "b", "a", "a", "a"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]}, sensitive=["dx"])
+    >>> # overall a 0.8, b 0.2; f: a 2/3, b 1/3 (distance 0.133); m: a 1 (distance 0.2)
+    >>> EqualDistanceTCloseness("dx", t=0.15).class_passes(data.classes((0,))).tolist()
+    [True, False]
     """
 
     def class_passes(self, classes: NodeClasses) -> np.ndarray:
@@ -224,6 +252,15 @@ class OrderedDistanceTCloseness(_TCloseness):
 
     The earth mover's distance of ordered values: ``sum_i |sum_{j<=i} (q_j - p_j)| / (m - 1)``
     over the ``m`` values in their order (numbers numerically, text alphabetically, as ARX).
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m", "m"], "dx": ["a", "b", "a", "a", "a"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]}, sensitive=["dx"])
+    >>> OrderedDistanceTCloseness("dx", t=0.15).class_passes(data.classes((0,))).tolist()
+    [True, False]
     """
 
     def class_passes(self, classes: NodeClasses) -> np.ndarray:
@@ -244,6 +281,17 @@ class HierarchicalTCloseness(_TCloseness):
     ``hierarchy`` of ``attribute`` (rows: a value and its labels at levels 1..H).  The earth
     mover's distance is then ``sum over inner nodes N of level(N) / H * min(pos(N), neg(N))``
     where pos and neg sum the children's positive and negative extra mass (Li et al. 2007).
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m", "m"], "dx": ["a", "b", "a", "a", "a"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]}, sensitive=["dx"])
+    >>> model = HierarchicalTCloseness("dx", t=0.15, hierarchy=[("a", "*"), ("b", "*")])
+    >>> model.prepare(data)
+    >>> model.class_passes(data.classes((0,))).tolist()
+    [True, False]
     """
 
     def __init__(self, attribute: str, *, t: float, hierarchy: Any) -> None:

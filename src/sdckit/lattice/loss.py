@@ -114,6 +114,17 @@ class NonUniformEntropy(LossMeasure):
     suppression (ARX's monotonic variant); ``monotone=False`` adds, per key, ``s`` times the
     entropy of the suppressed records' generalised values (``sum n_v log2(S / n_v)``, ``S``
     records suppressed).
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> node = data.classes((0,))
+    >>> top = data.classes((1,))  # f: 3 log2(4/3), m: log2(4)
+    >>> round(NonUniformEntropy().loss(top, np.zeros(1, dtype=bool)), 4)
+    3.2451
     """
 
     def __init__(self, *, monotone: bool = True, gs_factor: float = 0.5) -> None:
@@ -177,6 +188,16 @@ class Loss(LossMeasure):
     ``sum over classes (released: n g share; suppressed: n)``, normalised between
     ``g n / domain`` and ``n``, then the keys' geometric mean ``prod (1 + L_j)^(1/k) - 1``.
     Not monotone with suppression.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> node = data.classes((0,))
+    >>> Loss().loss(node, np.zeros(2, dtype=bool))  # shares 1/2: (4 * 0.5 - 2) / (4 - 2) = 0
+    0.0
     """
 
     monotone: ClassVar[bool] = False
@@ -260,6 +281,16 @@ class KLDivergence(LossMeasure):
     over the whole domain.  Summed over released records ``r`` (as ARX, once per record, not
     per combination): ``p_r log2(p_r / q_r)``, ``p_r`` the share of ``r``'s original
     combination, ``q_r`` its class's share divided by the class's area.  Not monotone.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> node = data.classes((0,))
+    >>> KLDivergence().loss(node, np.zeros(2, dtype=bool))  # nothing generalised
+    0.0
     """
 
     monotone: ClassVar[bool] = False
@@ -307,6 +338,16 @@ class Discernibility(LossMeasure):
 
     ``monotone=True`` is DM*: the sum of squared class sizes, suppressed or not;
     ``monotone=False`` is DM: a suppressed record costs the number of records instead.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> node = data.classes((0,))
+    >>> Discernibility().loss(node, np.array([False, True]))  # 3^2 + 4 * 1
+    13.0
     """
 
     def __init__(self, *, monotone: bool = False) -> None:
@@ -337,6 +378,16 @@ class AECS(LossMeasure):
     ``records / (released classes + 1 if any record is suppressed)`` (the suppressed records
     count as one class); with ``gs_factor``, released classes weigh the suppression factor and
     the suppressed class the generalisation factor, as ARX weighs them.  Not monotone.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> node = data.classes((0,))
+    >>> AECS().loss(node, np.array([False, True]))  # 4 records / (1 class + the suppressed)
+    2.0
     """
 
     monotone: ClassVar[bool] = False
@@ -362,6 +413,16 @@ class Precision(LossMeasure):
 
     A suppressed record costs 1 (times the suppression factor); the keys' arithmetic mean.
     Not monotone with suppression.
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "f", "f", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> node = data.classes((0,))
+    >>> Precision().loss(data.classes((1,)), np.zeros(1, dtype=bool))
+    1.0
     """
 
     monotone: ClassVar[bool] = False

@@ -197,6 +197,15 @@ class PopulationUniqueness(_SampleBased):
     only when it has a solution).  An estimate that fails (no solution) counts as not
     holding, unless there are no sample uniques.  Monotone (without suppression) only for
     Zayatz, as in ARX.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> model = PopulationUniqueness(0.01, population_size=10_000, model="zayatz")
+    >>> # P(one sampled | K): 0.0012, 0.0023974, 0.0035922, 0.0059737 for K = 1, 2, 3, 5;
+    >>> # 2 * (0.4 * 0.0012 / 0.0028727) / 0.0012
+    >>> round(model.estimate(np.array([1, 1, 2, 3, 5])), 1)
+    278.5
     """
 
     monotone_with_suppression: ClassVar[bool] = False

@@ -49,7 +49,16 @@ def class_risk(sizes: np.ndarray, weight_sums: np.ndarray | None, method: str) -
 
 
 class IndividualRisk(PrivacyModel):
-    """Every released class has a re-identification risk of at most ``max_risk``."""
+    """Every released class has a re-identification risk of at most ``max_risk``.
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from sdckit.lattice import LatticeData
+    >>> df = pl.DataFrame({"sex": ["f", "m", "m"]})
+    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    >>> IndividualRisk(0.5).class_passes(data.classes((0,))).tolist()  # risk 1/f
+    [False, True]
+    """
 
     monotone: ClassVar[bool] = False
     monotone_with_suppression: ClassVar[bool] = False
