@@ -11,7 +11,7 @@ import numpy as np
 from sdckit.errors import ParameterError
 from sdckit.lattice._data import LatticeData, NodeClasses
 from sdckit.lattice.loss import LossMeasure
-from sdckit.lattice.models import PrivacyModel
+from sdckit.lattice.models import PrivacyModel, counts
 
 __all__ = ["NodeResult", "evaluate_node", "suppression_budget"]
 
@@ -63,8 +63,12 @@ def evaluate_node(
 ) -> NodeResult:
     """Check node ``levels`` against ``models`` (prepared) and score it with ``measure``.
 
-    The classes failing a class-based model are suppressed; the sample-based models then
-    enforce themselves within what is left of the budget.
+    As ARX's check: a class smaller than the models' minimal class size fails; otherwise it
+    fails when a class-based model fails it.  Failing classes with released records are
+    suppressed; a failing class without released records that a blocking model
+    (delta-presence) fails makes the node fail.  The sample-based models then enforce
+    themselves (see :mod:`sdckit.lattice.risk_models`).  The node meets the target when at
+    most ``floor(suppression_limit * released records)`` records are suppressed.
 
     Examples
     --------
@@ -77,22 +81,27 @@ def evaluate_node(
     (True, 1)
     """
     classes = data.classes(levels)
-    budget = suppression_budget(suppression_limit, data.n_records)
-    kept = np.ones(classes.n_classes, dtype=bool)
+    released = counts(classes)
+    n_released = int(released.sum()) if data.subset is not None else data.n_records
+    budget = suppression_budget(suppression_limit, n_released)
+    min_size = max((m.minimal_class_size for m in models), default=0)
+    small = released < min_size
+    passes = ~small
+    blocked = False
     for model in models:
         if not model.sample_based:
-            kept &= model.class_passes(classes)
-    n_suppressed = int(classes.sizes[~kept].sum())
-    anonymous = n_suppressed <= budget
-    if anonymous:
-        for model in models:
-            if model.sample_based:
-                enforced = model.enforce(classes, kept, budget - n_suppressed)
-                if enforced is None:
-                    anonymous = False
-                    break
-                kept = enforced
-                n_suppressed = int(classes.sizes[~kept].sum())
+            ok = model.class_passes(classes)
+            if model.blocks_when_empty and bool(np.any((released == 0) & ~small & ~ok)):
+                blocked = True
+            passes &= ok
+    # only classes with released records are suppressed
+    kept = passes | (released == 0)
+    n_suppressed = int(released[~kept].sum())
+    anonymous = not blocked and n_suppressed <= budget
+    sample_models = [m for m in models if m.sample_based]
+    if anonymous and sample_models:
+        kept, n_suppressed = _enforce(classes, released, kept, sample_models, budget, measure)
+        anonymous = n_suppressed <= budget
     loss = math.nan if measure is None else float(measure.loss(classes, ~kept))
     return NodeResult(
         levels=classes.levels,
@@ -102,3 +111,74 @@ def evaluate_node(
         loss=loss,
         classes=classes,
     )
+
+
+def _top_classes(classes: NodeClasses) -> np.ndarray:
+    """Boolean per class: every key is at its hierarchy's single top label."""
+    data = classes.data
+    top = np.ones(classes.n_classes, dtype=bool)
+    for j, level in enumerate(classes.levels):
+        labels = data.labels[j]
+        roots = labels[-1]
+        if len(roots) != 1:
+            return np.zeros(classes.n_classes, dtype=bool)
+        names = np.asarray(labels[level], dtype=object)[classes.codes[:, j]]
+        top &= names == roots[0]
+    return top
+
+
+def _enforce(
+    classes: NodeClasses,
+    released: np.ndarray,
+    kept: np.ndarray,
+    models: Sequence[PrivacyModel],
+    budget: int,
+    measure: LossMeasure | None,
+) -> tuple[np.ndarray, int]:
+    """Suppress the least prefix of the smallest released classes for which every model holds."""
+    top = _top_classes(classes)
+    kept = kept.copy()
+    # classes at the top are as good as suppressed for the risk, and do not count as suppressed
+    n_suppressed = int(released[~kept & ~top].sum())
+    candidates = np.flatnonzero(kept & (released > 0) & ~top)
+    first = np.full(classes.n_classes, classes.class_of.shape[0], dtype=np.int64)
+    np.minimum.at(first, classes.class_of, np.arange(classes.class_of.shape[0], dtype=np.int64))
+    tiebreak = None if measure is None else measure.class_order(classes)
+    keys = [first[candidates]]
+    if tiebreak is not None:
+        keys.append(tiebreak[candidates])
+    keys.append(released[candidates])
+    order = candidates[np.lexsort(keys)]
+    sizes = released[order]
+    weights = None if classes.data.weights is None else _weight_sums(classes)[order]
+    suppressed_prefix = np.concatenate([[0], np.cumsum(sizes)])
+    for model in models:
+        start = int(np.count_nonzero(~kept[order]))
+        if _holds(model, sizes[start:], None if weights is None else weights[start:]):
+            continue
+        lo, hi = start + 1, len(order)
+        # the least prefix p with the model holding on sizes[p:]; p = len(order) always holds
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _holds(model, sizes[mid:], None if weights is None else weights[mid:]):
+                hi = mid
+            else:
+                lo = mid + 1
+        kept[order[:lo]] = False
+        if n_suppressed + int(suppressed_prefix[lo]) > budget:
+            return kept, n_suppressed + int(suppressed_prefix[lo])
+    n_suppressed += int(suppressed_prefix[int(np.count_nonzero(~kept[order]))])
+    return kept, n_suppressed
+
+
+def _weight_sums(classes: NodeClasses) -> np.ndarray:
+    data = classes.data
+    weights = data.weights if data.subset is None else data.weights * data.subset
+    return np.bincount(classes.class_of, weights=weights, minlength=classes.n_classes)
+
+
+def _holds(model: PrivacyModel, sizes: np.ndarray, weights: np.ndarray | None) -> bool:
+    # the weight sums matter to sdckit's own risk targets only
+    if weights is None or not model.uses_weights:
+        return model.holds(sizes)
+    return model.holds(sizes, weights)
