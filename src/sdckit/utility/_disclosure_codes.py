@@ -1,0 +1,174 @@
+"""Codes of the keys and targets of an original file and its synthetic copies.
+
+synthpop's ``disclosure()`` works on tables of a target against the combination of the keys.
+Every variable is coded once over the original and all synthetic copies together, so that a
+level means the same in every file; a missing value is a level of its own (synthpop's
+``"Missing"``).  Numeric variables are used value by value unless a number of groups is asked
+for: then they are cut into intervals whose breaks are the quantiles of the original and all
+synthetic values together (synthpop's ``group_num``), with equal-width intervals when the
+quantiles give fewer than three groups, and the special codes (``missing_codes``, synthpop's
+``cont.na``) kept as levels of their own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from sdckit._codes import encode_column, factorize, first_index
+from sdckit.errors import DataError, ParameterError
+
+__all__ = ["VariableCodes", "encode_keys", "encode_variable"]
+
+MISSING_LABEL = "missing"
+
+
+@dataclass(frozen=True)
+class VariableCodes:
+    """One variable coded over the original file (``codes[0]``) and each synthetic copy."""
+
+    name: str
+    codes: tuple[np.ndarray, ...]
+    labels: tuple[str, ...]  # one per code; the last is the missing level when ``has_missing``
+    has_missing: bool
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.labels)
+
+    def code_of(self, value: object) -> int:
+        """The code of a level given as a value (``None`` for the missing level); -1 if absent."""
+        if value is None:
+            return self.n_levels - 1 if self.has_missing else -1
+        text = _label(value)
+        for j, label in enumerate(self.labels[: self.n_levels - int(self.has_missing)]):
+            if label == text:
+                return j
+        return -1
+
+
+def _stack(name: str, parts: Sequence[pl.Series]) -> pl.Series:
+    try:
+        frames = [pl.DataFrame({name: s}) for s in parts]
+        return pl.concat(frames, how="vertical_relaxed").get_column(name)
+    except (pl.exceptions.PolarsError, TypeError) as exc:
+        raise DataError(
+            f"The variable {name!r} has different types in the original and the synthetic "
+            "files (e.g. text in one, numbers in the other); give it the same type in both."
+        ) from exc
+
+
+def _label(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) < 1e15 else str(value)
+    return str(value)
+
+
+def _breaks(values: np.ndarray, n: int, style: str) -> np.ndarray:
+    """Class breaks of classInt's ``quantile`` (R's type-7 quantiles) or ``equal`` style."""
+    if style == "quantile":
+        br = np.quantile(values, np.linspace(0.0, 1.0, n + 1))
+    else:
+        br = np.linspace(values.min(), values.max(), n + 1)
+    return np.unique(br)
+
+
+def _grouped(name: str, stacked: pl.Series, n: int, special: Sequence[float]) -> pl.Series:
+    """Interval labels of a numeric variable (special codes and missing values kept)."""
+    if not stacked.dtype.is_numeric():
+        raise ParameterError(
+            f"A number of groups is given for {name!r}, which is not numeric; only numeric "
+            "variables can be grouped (drop it from ngroups_keys / ngroups_targets)."
+        )
+    x = stacked.cast(pl.Float64).fill_nan(None).to_numpy()
+    finite_or_nan = np.isnan(x) | np.isfinite(x)
+    if not finite_or_nan.all():
+        raise DataError(
+            f"The variable {name!r} has infinite values; recode them (or list them in "
+            "missing_codes) before grouping it."
+        )
+    is_special = (
+        np.isin(x, np.asarray(special, dtype=np.float64))
+        if special
+        else np.zeros(len(x), dtype=bool)
+    )
+    ok = ~np.isnan(x) & ~is_special
+    if not ok.any():
+        raise DataError(f"The variable {name!r} has no values to group (all are missing).")
+    values = x[ok]
+    breaks = _breaks(values, n, "quantile")
+    if len(breaks) - 1 + len(special) < 3:  # synthpop: too few groups, try equal widths
+        breaks = _breaks(values, n, "equal")
+    n_int = max(len(breaks) - 1, 1)
+    # [b_i, b_{i+1}) with the last interval closed: R's cut(right = FALSE, include.lowest = TRUE)
+    idx = np.clip(np.searchsorted(breaks, values, side="right") - 1, 0, n_int - 1)
+    if len(breaks) == 1:
+        names = [f"[{_label(breaks[0])},{_label(breaks[0])}]"]
+    else:
+        names = [
+            f"[{_label(breaks[i])},{_label(breaks[i + 1])}" + ("]" if i == n_int - 1 else ")")
+            for i in range(n_int)
+        ]
+    labels = np.full(len(x), None, dtype=object)
+    labels[ok] = np.asarray(names, dtype=object)[idx]
+    labels[is_special] = [_label(v) for v in x[is_special]]
+    # the interval's position keeps the levels in numeric order when sorted
+    order = {name_: f"{i:06d}" for i, name_ in enumerate(names)}
+    for j, v in enumerate(sorted({float(s) for s in special})):
+        order[_label(v)] = f"{n_int + j:06d}"
+    keyed = [None if lab is None else order[lab] + "\x00" + lab for lab in labels]
+    return pl.Series(name, keyed, dtype=pl.String)
+
+
+def encode_variable(
+    name: str,
+    parts: Sequence[pl.Series],
+    ngroups: int = 0,
+    missing_codes: Sequence[float] = (),
+) -> VariableCodes:
+    """Code ``name`` over the original (``parts[0]``) and the synthetic copies together."""
+    stacked = _stack(name, parts)
+    if missing_codes:
+        present = stacked.head(len(parts[0]))
+        for code in missing_codes:
+            if not bool((present == code).any()):
+                raise ParameterError(
+                    f"A value listed in missing_codes for {name!r} does not occur in the "
+                    "original file; list only codes the variable uses."
+                )
+    if ngroups:
+        stacked = _grouped(name, stacked, ngroups, [float(c) for c in missing_codes])
+    codes, levels = encode_column(stacked)
+    labels = [s.split("\x00", 1)[-1] if ngroups else _label(s) for s in levels.to_list()]
+    has_missing = bool((codes < 0).any())
+    if has_missing:
+        codes = np.where(codes < 0, len(labels), codes)
+        labels.append(MISSING_LABEL)
+    codes = codes.astype(np.int64)
+    bounds = np.cumsum([0, *(len(p) for p in parts)])
+    split = tuple(codes[a:b] for a, b in itertools.pairwise(bounds))
+    return VariableCodes(name, split, tuple(labels), has_missing)
+
+
+def encode_keys(variables: Sequence[VariableCodes]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """Dense ids of the key combinations in every file, and each id's code per key variable."""
+    n_files = len(variables[0].codes)
+    stacked = np.column_stack([np.concatenate(v.codes) for v in variables])
+    key = np.zeros(len(stacked), dtype=np.int64)
+    bound = 1
+    for j, v in enumerate(variables):
+        if bound * max(v.n_levels, 1) >= (1 << 62):
+            key, bound = factorize(key, bound)
+        key = key * max(v.n_levels, 1) + stacked[:, j]
+        bound *= max(v.n_levels, 1)
+    ids, n_ids = factorize(key, bound)
+    ids = ids.astype(np.int64)
+    per_key = stacked[first_index(ids, n_ids)] if n_ids else np.zeros((0, len(variables)))
+    sizes = [len(c) for c in variables[0].codes]
+    bounds = np.cumsum([0, *sizes])
+    split = tuple(ids[bounds[i] : bounds[i + 1]] for i in range(n_files))
+    return split, per_key.astype(np.int64)
