@@ -77,35 +77,36 @@ def _breaks(values: np.ndarray, n: int, style: str) -> np.ndarray:
     return np.unique(br)
 
 
-def _grouped(name: str, stacked: pl.Series, n: int, special: Sequence[float]) -> pl.Series:
-    """Interval labels of a numeric variable (special codes and missing values kept)."""
+def _grouped(
+    name: str, stacked: pl.Series, n: int, special: Sequence[float]
+) -> tuple[pl.Series, list[str]]:
+    """Group numbers of a numeric variable (special codes after the intervals, missing kept),
+    and the label of each group number."""
     if not stacked.dtype.is_numeric():
         raise ParameterError(
             f"A number of groups is given for {name!r}, which is not numeric; only numeric "
             "variables can be grouped (drop it from ngroups_keys / ngroups_targets)."
         )
-    x = stacked.cast(pl.Float64).fill_nan(None).to_numpy()
-    finite_or_nan = np.isnan(x) | np.isfinite(x)
-    if not finite_or_nan.all():
+    x = stacked.cast(pl.Float64).fill_nan(None).fill_null(np.nan).to_numpy()
+    if np.isinf(x).any():
         raise DataError(
             f"The variable {name!r} has infinite values; recode them (or list them in "
             "missing_codes) before grouping it."
         )
-    is_special = (
-        np.isin(x, np.asarray(special, dtype=np.float64))
-        if special
-        else np.zeros(len(x), dtype=bool)
-    )
+    codes_special = np.unique(np.asarray(special, dtype=np.float64))
+    is_special = np.isin(x, codes_special)
     ok = ~np.isnan(x) & ~is_special
     if not ok.any():
         raise DataError(f"The variable {name!r} has no values to group (all are missing).")
     values = x[ok]
     breaks = _breaks(values, n, "quantile")
-    if len(breaks) - 1 + len(special) < 3:  # synthpop: too few groups, try equal widths
+    if len(breaks) - 1 + len(codes_special) < 3:  # synthpop: too few groups, try equal widths
         breaks = _breaks(values, n, "equal")
     n_int = max(len(breaks) - 1, 1)
+    group = np.full(len(x), -1, dtype=np.int64)
     # [b_i, b_{i+1}) with the last interval closed: R's cut(right = FALSE, include.lowest = TRUE)
-    idx = np.clip(np.searchsorted(breaks, values, side="right") - 1, 0, n_int - 1)
+    group[ok] = np.clip(np.searchsorted(breaks, values, side="right") - 1, 0, n_int - 1)
+    group[is_special] = n_int + np.searchsorted(codes_special, x[is_special])
     if len(breaks) == 1:
         names = [f"[{_label(breaks[0])},{_label(breaks[0])}]"]
     else:
@@ -113,15 +114,9 @@ def _grouped(name: str, stacked: pl.Series, n: int, special: Sequence[float]) ->
             f"[{_label(breaks[i])},{_label(breaks[i + 1])}" + ("]" if i == n_int - 1 else ")")
             for i in range(n_int)
         ]
-    labels = np.full(len(x), None, dtype=object)
-    labels[ok] = np.asarray(names, dtype=object)[idx]
-    labels[is_special] = [_label(v) for v in x[is_special]]
-    # the interval's position keeps the levels in numeric order when sorted
-    order = {name_: f"{i:06d}" for i, name_ in enumerate(names)}
-    for j, v in enumerate(sorted({float(s) for s in special})):
-        order[_label(v)] = f"{n_int + j:06d}"
-    keyed = [None if lab is None else order[lab] + "\x00" + lab for lab in labels]
-    return pl.Series(name, keyed, dtype=pl.String)
+    names += [_label(float(v)) for v in codes_special]
+    series = pl.Series(name, group).set(pl.Series(group < 0), None)
+    return series, names
 
 
 def encode_variable(
@@ -140,10 +135,11 @@ def encode_variable(
                     f"A value listed in missing_codes for {name!r} does not occur in the "
                     "original file; list only codes the variable uses."
                 )
+    names: list[str] | None = None
     if ngroups:
-        stacked = _grouped(name, stacked, ngroups, [float(c) for c in missing_codes])
+        stacked, names = _grouped(name, stacked, ngroups, [float(c) for c in missing_codes])
     codes, levels = encode_column(stacked)
-    labels = [s.split("\x00", 1)[-1] if ngroups else _label(s) for s in levels.to_list()]
+    labels = [names[g] if names else _label(g) for g in levels.to_list()]
     has_missing = bool((codes < 0).any())
     if has_missing:
         codes = np.where(codes < 0, len(labels), codes)

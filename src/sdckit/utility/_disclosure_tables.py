@@ -239,15 +239,16 @@ def _check_2way(
         npairs = np.bincount(inv, weights=disco[big]).astype(np.int64)
         key_total = np.bincount(records[:, i], minlength=n_k)
         joint = np.bincount(records[:, i] * width + target_orig, minlength=n_k * width)
-        for p, n in zip(uniq.tolist(), npairs.tolist(), strict=True):
-            kc, tc = divmod(p, width)
-            tot = int(key_total[kc])
-            both = int(joint[p])
-            pct = both * 100.0 / tot if tot else float("nan")
-            if pct > opt.thresh_2way[1]:
-                out.append(
-                    {"key": i, "key_level": kc, "target_level": tc, "n_pairs": n,
-                     "key_target_total": both, "key_total": tot, "pct_target_key_level": pct}
-                )  # fmt: skip
+        kc, tc = np.divmod(uniq, width)
+        tot = key_total[kc]
+        both = joint[uniq]
+        pct = np.full(len(uniq), np.nan)
+        np.divide(both * 100.0, tot, out=pct, where=tot > 0)
+        for j in np.flatnonzero(pct > opt.thresh_2way[1]):  # the flagged pairs only
+            out.append(
+                {"key": i, "key_level": int(kc[j]), "target_level": int(tc[j]),
+                 "n_pairs": int(npairs[j]), "key_target_total": int(both[j]),
+                 "key_total": int(tot[j]), "pct_target_key_level": float(pct[j])}
+            )  # fmt: skip
     out.sort(key=lambda r: -r["n_pairs"])  # stable: ties keep the key order
     return out
