@@ -49,6 +49,10 @@ def test_every_measure_by_hand() -> None:
         "CAPs": (1 + 4 / 2 + 1 + 1 + 1) / 6,
         "DCAP": (2 + 1 + 3) / 9,
         "TCAP": 6 / 8,  # DiSCO over the original records whose keys are in the synthetic file
+        # the vignette's: over the 5 synthetic records whose keys are in the original, and DiS
+        "DCAPalt": 6 / 5,
+        "TCAPalt": 6 / 5,
+        "TCAP_DiS": 6 / 8,
     }
     for name, value in expected.items():
         assert m[name] == pytest.approx(100 * value), name
@@ -65,6 +69,7 @@ def test_not_target_level_excludes_it_from_every_table() -> None:
         "iS": 2 / 9, "DiS": 2 / 9, "DiSCO": 1 / 9, "DiSDiO": 0,
         "baseCAPd": (7 / 9) ** 2 + (2 / 9) ** 2,  # from the target before the exclusions
         "CAPd": 2 / 9, "CAPs": 2 / 6, "DCAP": 1 / 9, "TCAP": 1.0,
+        "DCAPalt": 1 / 2, "TCAPalt": 1 / 2, "TCAP_DiS": 1 / 2,  # over (b,y)(b,y), and DiS 2
     }  # fmt: skip
     for name, value in expected.items():
         assert m[name] == pytest.approx(100 * value), name

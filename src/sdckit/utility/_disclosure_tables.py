@@ -23,7 +23,11 @@ MEASURES = (
     "UiO", "UiS", "UiOiS", "repU",
     "Dorig", "Dsyn", "iS", "DiS", "DiSCO", "DiSDiO", "max_denom", "mean_denom",
     "baseCAPd", "CAPd", "CAPs", "DCAP", "TCAP",
+    "DCAPalt", "TCAPalt", "TCAP_DiS",
 )  # fmt: skip
+#: The last three are not in synthpop's ``disclosure()`` output but in its vignette's Table 1
+#: and Appendix 2: DCAP and DiSCO's numerator over the synthetic records whose keys occur in
+#: the original, and DiSCO over DiS (the TCAP of Little et al. 2022, 2025).
 #: The tables whose exclusions are counted (synthpop's ``Nexclusions`` rows).
 TABLES = ("original", "synthetic", "Dorig", "Dsyn", "iS", "DiS", "DiSCO", "DiSDiO")
 #: The reasons of exclusion (synthpop's ``Nexclusions`` columns), then the records remaining.
@@ -180,6 +184,12 @@ def measure_copy(
     }
     tcap_den = dq2[sq2 > 0].sum()  # original records whose keys occur in the synthetic file
     m["TCAP"] = disco.sum() / tcap_den * 100.0 if tcap_den else float("nan")
+    ns_both = sq2[dq2 > 0].sum()  # synthetic records whose keys occur in the original
+    dcap_num = float(np.sum(_ratio(s2, sq2[cell_k]) * d2))
+    m["DCAPalt"] = dcap_num / ns_both * 100.0 if ns_both else float("nan")
+    m["TCAPalt"] = disco.sum() / ns_both * 100.0 if ns_both else float("nan")
+    dis_den = after["DiS"].sum()
+    m["TCAP_DiS"] = disco.sum() / dis_den * 100.0 if dis_den else float("nan")
     m = {k: float(v) for k, v in m.items()}
     check1 = _check_1way(cell_t, d2, disco, width, opt)
     check2 = _check_2way(cell_k, cell_t, disco, key_levels, key_orig, target_orig, width, opt)

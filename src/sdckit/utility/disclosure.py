@@ -17,7 +17,12 @@ percentages of the original records (``Dsyn``, ``UiS`` and ``CAPs``: of the synt
   ``CAPd`` (original), ``CAPs`` (synthetic file as if real), ``DCAP`` (synthetic proportions
   applied to the original records, synthpop's ``DCAP``, over ``N_d``) and ``TCAP`` (the DiSCO
   records over the original records whose keys occur in the synthetic file, as synthpop 1.9-3
-  computes it).
+  computes it);
+* from the synthpop vignette (Table 1, Appendix 2), not in ``disclosure()``'s output:
+  ``DCAPalt`` and ``TCAPalt`` (DCAP's and DiSCO's numerators over the synthetic records whose
+  keys occur in the original; they can pass 100 when the files differ in size) and
+  ``TCAP_DiS`` (DiSCO over DiS: the TCAP of Little et al. 2022, 2025, which the vignette's
+  formula gives and its code does not).
 
 synthpop recommends ``repU`` (against ``UiO``) and ``DiSCO`` (against ``Dorig``).
 """
@@ -68,7 +73,8 @@ class SyntheticDisclosureResult:
     measures : polars.DataFrame
         One row per target and copy: ``target``, ``copy`` (1, 2, ...) and the measures
         ``UiO, UiS, UiOiS, repU, Dorig, Dsyn, iS, DiS, DiSCO, DiSDiO, max_denom, mean_denom,
-        baseCAPd, CAPd, CAPs, DCAP, TCAP`` (percentages but the two denominators).
+        baseCAPd, CAPd, CAPs, DCAP, TCAP, DCAPalt, TCAPalt, TCAP_DiS`` (percentages but the
+        two denominators).
     checks_1way : polars.DataFrame
         The target levels that make up most of the DiSCO records (over ``thresh_1way``): one
         row per target and copy flagged.
@@ -300,7 +306,11 @@ def synthetic_disclosure(
     (``N_d`` or ``N_s``) even when some are excluded, as in synthpop.  Differences from
     synthpop 1.9-3, where its code does not do what its documentation says: ``use_keys_na``
     is matched to the keys by name; ``averages`` averages ``repU`` over all copies (synthpop
-    takes the first) and counts the flagged 2-way pairs (synthpop reports 1).
+    takes the first), pairs ``DiSDiO`` with ``Dorig`` (synthpop reads a column that does not
+    exist) and counts the flagged 2-way pairs (synthpop reports 1); with a single key, a key
+    level counts as present in the synthetic file only where it has records (synthpop also
+    counts the empty levels of a factor, in ``UiOiS``).  R's ``synorig.compare`` (type repairs
+    of the two files) is not done: give both files the same variables and types.
 
     Examples
     --------
