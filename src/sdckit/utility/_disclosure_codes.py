@@ -29,26 +29,46 @@ MISSING_LABEL = "missing"
 
 @dataclass(frozen=True)
 class VariableCodes:
-    """One variable coded over the original file (``codes[0]``) and each synthetic copy."""
+    """One variable coded over the original file (``codes[0]``) and each synthetic copy.
+
+    Code ``j < len(levels)`` is the level ``levels[j]`` (named ``names[levels[j]]`` for grouped
+    variables, whose levels are group numbers); the next code is the missing level when
+    ``has_missing``.  Labels are made only when asked for (there may be a level per record).
+    """
 
     name: str
     codes: tuple[np.ndarray, ...]
-    labels: tuple[str, ...]  # one per code; the last is the missing level when ``has_missing``
+    levels: pl.Series
+    names: tuple[str, ...] | None
     has_missing: bool
 
     @property
     def n_levels(self) -> int:
-        return len(self.labels)
+        return len(self.levels) + int(self.has_missing)
+
+    def label(self, code: int) -> str:
+        """The printable level of a code."""
+        if code >= len(self.levels):
+            return MISSING_LABEL
+        value = self.levels[code]
+        return self.names[value] if self.names is not None else _label(value)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every level's label, in code order (one per level: for small variables)."""
+        return tuple(self.label(j) for j in range(self.n_levels))
 
     def code_of(self, value: object) -> int:
         """The code of a level given as a value (``None`` for the missing level); -1 if absent."""
         if value is None:
             return self.n_levels - 1 if self.has_missing else -1
         text = _label(value)
-        for j, label in enumerate(self.labels[: self.n_levels - int(self.has_missing)]):
-            if label == text:
-                return j
-        return -1
+        if self.names is not None:
+            return next((j for j in range(len(self.levels)) if self.label(j) == text), -1)
+        hits = np.flatnonzero(
+            self.levels.map_elements(_label, return_dtype=pl.String).to_numpy() == text
+        )  # (a user's level: once per call, not per record)
+        return int(hits[0]) if len(hits) else -1
 
 
 def _stack(name: str, parts: Sequence[pl.Series]) -> pl.Series:
@@ -139,15 +159,13 @@ def encode_variable(
     if ngroups:
         stacked, names = _grouped(name, stacked, ngroups, [float(c) for c in missing_codes])
     codes, levels = encode_column(stacked)
-    labels = [names[g] if names else _label(g) for g in levels.to_list()]
     has_missing = bool((codes < 0).any())
     if has_missing:
-        codes = np.where(codes < 0, len(labels), codes)
-        labels.append(MISSING_LABEL)
+        codes = np.where(codes < 0, len(levels), codes)
     codes = codes.astype(np.int64)
     bounds = np.cumsum([0, *(len(p) for p in parts)])
     split = tuple(codes[a:b] for a, b in itertools.pairwise(bounds))
-    return VariableCodes(name, split, tuple(labels), has_missing)
+    return VariableCodes(name, split, levels, None if names is None else tuple(names), has_missing)
 
 
 def encode_keys(variables: Sequence[VariableCodes]) -> tuple[tuple[np.ndarray, ...], np.ndarray]:

@@ -402,13 +402,13 @@ def synthetic_disclosure(
             if check1 is not None:
                 rows1.append(
                     {"target": target, "copy": c + 1, **check1,
-                     "level": tv.labels[check1["level"]]}
+                     "level": tv.label(check1["level"])}
                 )  # fmt: skip
             for r in check2:
                 rows2.append(
                     {"target": target, "copy": c + 1, **r, "key": key_cols[r["key"]],
-                     "key_level": key_vars[r["key"]].labels[r["key_level"]],
-                     "target_level": tv.labels[r["target_level"]]}
+                     "key_level": key_vars[r["key"]].label(r["key_level"]),
+                     "target_level": tv.label(r["target_level"])}
                 )  # fmt: skip
             for i, table in enumerate(TABLES):
                 rows_ex.append(
