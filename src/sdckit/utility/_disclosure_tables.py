@@ -240,15 +240,15 @@ def _check_2way(
     if not big.any():
         return []
     out: list[dict[str, Any]] = []
-    records = key_levels[key_orig]  # each original record's level of every key
     for i in range(key_levels.shape[1]):
+        level = key_levels[key_orig, i]  # each original record's level of key i
         klev = key_levels[cell_k[big], i]
         n_k = int(key_levels[:, i].max()) + 1
         pair = klev * width + cell_t[big]
         uniq, inv = np.unique(pair, return_inverse=True)
         npairs = np.bincount(inv, weights=disco[big]).astype(np.int64)
-        key_total = np.bincount(records[:, i], minlength=n_k)
-        joint = np.bincount(records[:, i] * width + target_orig, minlength=n_k * width)
+        key_total = np.bincount(level, minlength=n_k)
+        joint = np.bincount(level * width + target_orig, minlength=n_k * width)
         kc, tc = np.divmod(uniq, width)
         tot = key_total[kc]
         both = joint[uniq]
