@@ -36,6 +36,7 @@ def test_synthesis_step_shows_repu_and_disco(session: Session) -> None:
     internal = render_report(session, kind="internal")
     external = render_report(session, kind="external")
     assert "replicated uniques, repU (%)" in internal
+    assert "Step 1 (synthetic data): keys region, sex, age_group</h3>" in internal
     rows = _cells(internal)
     assert set(rows) == {"marital_status", "income"}  # the synthesised variables, not keys
     step = session.history[0]

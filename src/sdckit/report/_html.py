@@ -351,7 +351,7 @@ def _synthetic_disclosure(session: Any) -> list[dict[str, Any]]:
             {
                 "step": step.number,
                 "method": step.method,
-                "keys": ", ".join(keys),
+                "key_variables": ", ".join(keys),
                 "table": _table(table, "Disclosure measures of the synthetic file"),
                 "flagged": ", ".join(flagged),
             }
