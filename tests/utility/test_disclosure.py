@@ -221,7 +221,11 @@ def test_clear_errors() -> None:
     with pytest.raises(ColumnError, match="key"):
         synthetic_disclosure(ORIG, SYN, keys=[], targets="t")
     with pytest.raises(ParameterError, match="not numeric"):
-        synthetic_disclosure(ORIG, SYN, keys=["k"], targets="t", ngroups_targets=3)
+        synthetic_disclosure(ORIG, SYN, keys=["k"], targets="t", ngroups_targets={"t": 3})
+    # one number applies to the numeric variables only, as in synthpop
+    plain = synthetic_disclosure(ORIG, SYN, keys=["k"], targets="t")
+    grouped = synthetic_disclosure(ORIG, SYN, keys=["k"], targets="t", ngroups_targets=3)
+    assert plain.measures.equals(grouped.measures)
     with pytest.raises(ParameterError, match="ngroups_keys"):
         synthetic_disclosure(ORIG, SYN, keys=["k"], targets="t", ngroups_keys=1)
     with pytest.raises(ParameterError, match="not_target_levels"):

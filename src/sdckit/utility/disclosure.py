@@ -211,11 +211,14 @@ def _per_variable(value: Any, names: Sequence[str], param: str, default: Any) ->
     return dict.fromkeys(names, default if value is None else value)
 
 
-def _ngroups(value: Any, name: str, param: str) -> int:
-    if value is None or value == 0:
-        return 0
-    n = check_int(value, param, minimum=2)
-    return n
+def _ngroups(value: Any, names: Sequence[str], param: str, frame: pl.DataFrame) -> dict[str, int]:
+    """Groups per variable.  One number applies to the numeric variables only (synthpop leaves
+    the others as they are); a mapping must name numeric variables."""
+    per = _per_variable(value, names, param, 0)
+    per = {n: 0 if v is None or v == 0 else check_int(v, param, minimum=2) for n, v in per.items()}
+    if not isinstance(value, Mapping):
+        per = {n: (v if frame.schema[n].is_numeric() else 0) for n, v in per.items()}
+    return per
 
 
 def _thresholds(value: Sequence[float], param: str) -> tuple[float, float]:
@@ -287,8 +290,9 @@ def synthetic_disclosure(
         (synthpop's ``exclude.keys``, ``exclude.keylevs``, ``exclude.targetlevs``).
     ngroups_targets, ngroups_keys : int or dict, optional
         Group numeric variables into this many quantile groups of the original and synthetic
-        values together (synthpop's ``ngroups_target`` / ``ngroups_keys``).  Without it a
-        numeric variable is used value by value.
+        values together (synthpop's ``ngroups_target`` / ``ngroups_keys``): one number for
+        every numeric variable, or ``{variable: groups}``.  Without it a numeric variable is
+        used value by value.
     missing_codes : dict, optional
         ``{variable: [codes]}``: special values of numeric variables kept as levels of their
         own when grouping (synthpop's ``cont.na``, e.g. ``{"income": [-8]}``).
@@ -347,8 +351,8 @@ def synthetic_disclosure(
     t1, t2 = _thresholds(thresh_1way, "thresh_1way"), _thresholds(thresh_2way, "thresh_2way")
     codes_na = dict(missing_codes or {})
     check_columns_exist(list(codes_na), list(left.columns), "missing_codes")
-    ng_keys = _per_variable(ngroups_keys, key_cols, "ngroups_keys", 0)
-    ng_targets = _per_variable(ngroups_targets, target_cols, "ngroups_targets", 0)
+    ng_keys = _ngroups(ngroups_keys, key_cols, "ngroups_keys", left)
+    ng_targets = _ngroups(ngroups_targets, target_cols, "ngroups_targets", left)
     keys_na = _per_variable(use_keys_na, key_cols, "use_keys_na", True)
     targets_na = _per_variable(use_targets_na, target_cols, "use_targets_na", True)
     not_levels = _per_variable(not_target_levels or {}, target_cols, "not_target_levels", None)
@@ -358,7 +362,7 @@ def synthetic_disclosure(
         parts = [left.get_column(name), *(f.get_column(name) for f in copies)]
         return encode_variable(name, parts, ngroups, tuple(codes_na.get(name, ())))
 
-    key_vars = [encode(k, _ngroups(ng_keys[k], k, "ngroups_keys")) for k in key_cols]
+    key_vars = [encode(k, ng_keys[k]) for k in key_cols]
     key_ids, key_levels = encode_keys(key_vars)
     missing_key = np.array([v.n_levels - 1 if v.has_missing else -1 for v in key_vars])
     rows: list[dict[str, Any]] = []
@@ -366,7 +370,7 @@ def synthetic_disclosure(
     rows2: list[dict[str, Any]] = []
     rows_ex: list[dict[str, Any]] = []
     for target in target_cols:
-        tv = encode(target, _ngroups(ng_targets[target], target, "ngroups_targets"))
+        tv = encode(target, ng_targets[target])
         triples = []
         for key, key_level, target_level in excluded[target]:
             if key not in key_cols:
