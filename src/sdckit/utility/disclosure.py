@@ -56,7 +56,7 @@ _ATTRIBUTE_PAIRS = {"DiSCO": "Dorig", "DiSDiO": "Dorig", "DCAP": "CAPd"}
 _IDENTITY = ("repU", "UiOiS")
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)  # (frames: no element-wise ==)
 class SyntheticDisclosureResult:
     """Disclosure measures of synthetic copies against their original file.
 
