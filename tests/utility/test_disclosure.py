@@ -329,12 +329,18 @@ def test_grouped_numeric_key_matches_the_definitions(orig: list[tuple], syn: lis
     o = pl.DataFrame(orig, schema={"x": pl.Float64, "t": pl.Int64}, orient="row")
     s = pl.DataFrame(syn, schema={"x": pl.Float64, "t": pl.Int64}, orient="row")
     observed = np.array([v for v, _ in orig + syn if v is not None])
-    if len(np.unique(observed)) < 2:
-        return  # nothing to group (one value: a single interval)
+    distinct = np.unique(observed)
+    if len(distinct) < 2:  # one value or none: synthpop (and sdckit) refuse to group it
+        with pytest.raises(DataError, match=r"single value|no values"):
+            synthetic_disclosure(o, s, keys="x", targets="t", ngroups_keys=3)
+        return
     res = synthetic_disclosure(o, s, keys="x", targets="t", ngroups_keys=3)
-    br = np.unique(np.quantile(observed, np.linspace(0, 1, 4)))
-    if len(br) - 1 < 3:  # synthpop's fallback to equal widths
-        br = np.unique(np.linspace(observed.min(), observed.max(), 4))
+    if len(distinct) <= 3:  # classInt: every value a class of its own
+        br = np.r_[distinct[0] - 1, distinct[:-1] + np.diff(distinct) / 2, distinct[-1] + 1]
+    else:
+        br = np.unique(np.quantile(observed, np.linspace(0, 1, 4)))
+        if len(br) - 1 < 3:  # synthpop's fallback to equal widths
+            br = np.unique(np.linspace(observed.min(), observed.max(), 4))
 
     def group(v: float | None) -> int | None:
         if v is None:

@@ -88,9 +88,23 @@ def _label(value: object) -> str:
     return str(value)
 
 
-def _breaks(values: np.ndarray, n: int, style: str) -> np.ndarray:
-    """Class breaks of classInt's ``quantile`` (R's type-7 quantiles) or ``equal`` style."""
-    if style == "quantile":
+def _breaks(values: np.ndarray, n: int, style: str, name: str) -> np.ndarray:
+    """Class breaks of classInt's ``quantile`` (R's type-7 quantiles) or ``equal`` style.
+
+    As classInt does, ``n`` at least the number of distinct values makes every value a class
+    of its own (breaks half-way between them).
+    """
+    distinct = np.unique(values)
+    if len(distinct) == 1:
+        raise DataError(
+            f"The variable {name!r} has a single value (besides missing values and "
+            "missing_codes); there is nothing to group: leave it out of ngroups."
+        )
+    if n >= len(distinct):
+        gaps = np.diff(distinct)
+        half = gaps.mean() / 2
+        br = np.r_[distinct[0] - half, distinct[:-1] + gaps / 2, distinct[-1] + half]
+    elif style == "quantile":
         br = np.quantile(values, np.linspace(0.0, 1.0, n + 1))
     else:
         br = np.linspace(values.min(), values.max(), n + 1)
@@ -119,9 +133,9 @@ def _grouped(
     if not ok.any():
         raise DataError(f"The variable {name!r} has no values to group (all are missing).")
     values = x[ok]
-    breaks = _breaks(values, n, "quantile")
+    breaks = _breaks(values, n, "quantile", name)
     if len(breaks) - 1 + len(codes_special) < 3:  # synthpop: too few groups, try equal widths
-        breaks = _breaks(values, n, "equal")
+        breaks = _breaks(values, n, "equal", name)
     n_int = max(len(breaks) - 1, 1)
     group = np.full(len(x), -1, dtype=np.int64)
     # [b_i, b_{i+1}) with the last interval closed: R's cut(right = FALSE, include.lowest = TRUE)
