@@ -23,6 +23,7 @@ from sdckit.io import FileMetadata
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs._outputs import check_data_columns, check_outputs, input_labels, timestamp_of
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
+from sdckit.jobs.auto import auto_params, check_search_only_keys, is_auto
 from sdckit.jobs.target import parse_target
 from sdckit.microdata import Microdata
 from sdckit.protection import ProtectionMethod, snake_name
@@ -304,7 +305,12 @@ def _roles(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _steps(
-    specs: Any, columns: Sequence[str], seed: int | None, override: bool
+    specs: Any,
+    columns: Sequence[str],
+    seed: int | None,
+    override: bool,
+    target: dict[str, Any] | None = None,
+    base: Path | None = None,
 ) -> tuple[StepSpec, ...]:
     if not isinstance(specs, list) or not specs:
         raise ParameterError("The job file needs at least one [[steps]] table.")
@@ -316,6 +322,8 @@ def _steps(
         cls = method_class(spec["method"], where)
         where = f"step {number} ({spec['method']})"
         params = merge_params(spec, ("method",), where)
+        if is_auto(cls):  # the lattice search: its models from [target], hierarchy files
+            params = auto_params(params, target, base, where)
         step_seed = None if seed is None else seed + number - 1
         params = with_seed(cls, params, step_seed, override)
         steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))
@@ -568,8 +576,10 @@ def load_job(
     roles_spec = table_of(spec.get("roles"), "roles")
     md, input_name, notes = read_microdata(input_spec, roles_spec, base)
     frame = md.frame
-    steps = _steps(spec.get("steps"), frame.columns, seed, override)
-    target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
+    target_spec = table_of(spec["target"], "target") if "target" in spec else None
+    steps = _steps(spec.get("steps"), frame.columns, seed, override, target_spec, base)
+    check_search_only_keys(target_spec, any(is_auto(type(s.method)) for s in steps))
+    target = parse_target(target_spec) if target_spec is not None else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
     if target is not None and target.needs_household and md.household is None:

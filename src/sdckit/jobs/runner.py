@@ -41,6 +41,7 @@ from typing import Any
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs._toml import path_of
+from sdckit.jobs.auto import auto_params, is_auto
 from sdckit.jobs.load import Job, RUMapSpec, StepSpec, _ru_map, read_microdata
 from sdckit.jobs.target import target_table
 from sdckit.microdata import Microdata, as_microdata
@@ -219,8 +220,8 @@ class Runner:
         for i, spec in enumerate(specs, start=1):
 
             def step_progress(stage: str, done: int, total: int, i: int = i) -> None:
-                if stage.endswith(": strata"):  # a method working within strata, per stratum
-                    report(f"Step {i}: strata", done, total)
+                if ": " in stage:  # the method's own progress (per stratum, the search)
+                    report(f"Step {i}: {stage.split(': ', 1)[1]}", done, total)
 
             self._apply(spec, snake_name(type(spec.method).__name__), step_progress)
             report("Protection steps", i, len(specs))
@@ -333,6 +334,9 @@ class Runner:
             # the parameters flat, or a step's TOML table (its ``params`` sub-table merged: a
             # parameter called ``method``, such as microaggregation's, may stand there)
             given = merge_params(dict(params or {}), (), f"step {number} ({name})")
+            if is_auto(cls) and "models" not in given and self.target is not None:
+                # the lattice search meets the k of the runner's target
+                given = auto_params(given, target_table(self.target), None, f"step {number}")
         else:
             raise ParameterError(
                 "A step is a method name such as 'pram' with its parameters, or a method "

@@ -9,18 +9,21 @@ scores it with a :mod:`~sdckit.lattice.loss` measure; :func:`search_lattice` fin
 from sdckit.lattice._check import NodeResult, evaluate_node, suppression_budget
 from sdckit.lattice._data import LatticeData, NodeClasses
 from sdckit.lattice.loss import Height, LossMeasure
+from sdckit.lattice.method import LatticeAnonymization, anonymize_lattice
 from sdckit.lattice.models import KAnonymity, PrivacyModel
 from sdckit.lattice.search import SearchResult, search_lattice
 
 __all__ = [
     "Height",
     "KAnonymity",
+    "LatticeAnonymization",
     "LatticeData",
     "LossMeasure",
     "NodeClasses",
     "NodeResult",
     "PrivacyModel",
     "SearchResult",
+    "anonymize_lattice",
     "evaluate_node",
     "search_lattice",
     "suppression_budget",
