@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.errors import ParameterError
-from sdckit.lattice.targets import MODEL_KEYS
+from sdckit.lattice.targets import MODEL_KEYS, loss_measure, privacy_models
 
 __all__ = ["SEARCH_ONLY_KEYS", "auto_params", "is_auto", "target_models"]
 
@@ -64,6 +64,12 @@ def auto_params(
                 "l, t, delta, k_map, average_risk, ... as needed), or give the step 'models'."
             )
         params["models"] = declared
+    # the models and the measure by name, checked now rather than after the steps before
+    source = "[target]" if declared and params["models"] is declared else f"{where}: models"
+    if isinstance(params["models"], Mapping):
+        privacy_models(params["models"], source)
+    if "loss" in params:
+        loss_measure(params["loss"], f"{where}: loss")
     hierarchies = params.get("hierarchies")
     if isinstance(hierarchies, dict) and base is not None:
         resolved: dict[str, Any] = {}

@@ -223,7 +223,7 @@ class Runner:
                 if ": " in stage:  # the method's own progress (per stratum, the search)
                     report(f"Step {i}: {stage.split(': ', 1)[1]}", done, total)
 
-            self._apply(spec, snake_name(type(spec.method).__name__), step_progress)
+            self._apply(spec, _job_name(type(spec.method)), step_progress)
             report("Protection steps", i, len(specs))
 
     # ------------------------------------------------------------------ state
@@ -322,7 +322,7 @@ class Runner:
             if params:
                 raise ParameterError("Give a method object or a method name with parameters.")
             cls: Any = type(method)
-            name = snake_name(cls.__name__)
+            name = _job_name(cls)
             defaults = _defaults(cls)
             given = {
                 k: v for k, v in method.get_params().items()
@@ -363,7 +363,7 @@ class Runner:
         :class:`~sdckit.jobs.StepSpec` (with its ``name``) is applied as it is.
         """
         if isinstance(method, StepSpec):
-            spec, label = method, name or snake_name(type(method.method).__name__)
+            spec, label = method, name or _job_name(type(method.method))
             if spec.number != len(self._specs) + 1:
                 raise ParameterError(
                     "The file changed since the step was prepared; apply it again."
@@ -600,6 +600,11 @@ class Runner:
         from sdckit.jobs.toml_writer import faithful_dumps
 
         return faithful_dumps(self.to_document(outputs), header, "job file")
+
+
+def _job_name(cls: type) -> str:
+    """The name a job file gives a method: its alias (``auto``) or its snake_case name."""
+    return getattr(cls, "alias", None) or snake_name(cls.__name__)
 
 
 def _plan_table(plan: ReleasePlan) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def search_sections(session: Any) -> list[dict[str, Any]]:
                         "records in failing classes (%)",
                         "meets the target",
                         "chosen",
-                    ],  # fmt: skip
+                    ],
                     "rows": [
                         (
                             node,
