@@ -456,6 +456,13 @@ class Runner:
         self._ru = (self.version, result)
         return result
 
+    def searches(self) -> list[dict[str, Any]]:
+        """Per automatic protection step: the transformation chosen, why, what else was close
+        and the lattice's frontier (the report's section, for the browser's page)."""
+        from sdckit.report import search_sections
+
+        return search_sections(self.session)
+
     # ------------------------------------------------------------------ writing
     def write(
         self,

@@ -106,10 +106,9 @@ class LatticeAnonymization(ProtectionMethod):
         The target: privacy model objects (:class:`~sdckit.lattice.KAnonymity`, ...) or a
         ``[target]``-style table (``{"k": 5, "l": {...}}``, see
         :mod:`sdckit.lattice.targets`).
-    loss : str, dict or LossMeasure, default "height"
+    loss : str or LossMeasure, default "height"
         The measure minimised: a name (``"height"``, ARX's ``"loss"``, ``"entropy"``, ... as
-        :mod:`sdckit.lattice` provides them), a table ``{measure = ..., parameters}`` or an
-        object.
+        :mod:`sdckit.lattice` provides them) or an object (a measure with parameters).
     suppression_limit : float, default 0.0
         The share of records that may be suppressed (ARX's limit: at most
         ``floor(limit * n)`` records).
@@ -152,7 +151,6 @@ class LatticeAnonymization(ProtectionMethod):
         ),
         "loss": Param(
             String(),
-            _Table("a table {measure = ..., parameters}"),
             Instance((LossMeasure,), "a loss measure"),
             help="the information-loss measure minimised (height, loss, entropy, ...)",
         ),
@@ -167,7 +165,7 @@ class LatticeAnonymization(ProtectionMethod):
         *,
         hierarchies: Mapping[str, Any],
         models: Sequence[PrivacyModel] | Mapping[str, Any],
-        loss: str | Mapping[str, Any] | LossMeasure = "height",
+        loss: str | LossMeasure = "height",
         suppression_limit: float = 0.0,
         algorithm: str | None = None,
     ) -> None:
@@ -180,6 +178,19 @@ class LatticeAnonymization(ProtectionMethod):
     def apply(self, data: Any, *, progress: Progress | None = None, **roles: Any) -> Protected:
         """Protect ``data``; ``progress(done, total)`` is told when the search starts and ends."""
         return self._protect(data, roles, progress=progress)
+
+    def validate_params(
+        self, columns: Sequence[str] | None = None, *, where: str | None = None
+    ) -> None:
+        """The declared checks, then the models and the loss measure by name (an unknown or
+        not yet available name is refused before the search, with the names there are)."""
+        super().validate_params(columns, where=where)
+        prefix = f"{where}: " if where else ""
+        try:
+            self.target_models()
+            loss_measure(self.loss)
+        except ParameterError as exc:
+            raise ParameterError(f"{prefix}{exc}") from None
 
     # ------------------------------------------------------------------ preparing
     def target_models(self) -> list[PrivacyModel]:
