@@ -253,3 +253,31 @@ def test_explanations_list_the_close_nodes_and_the_frontier() -> None:
 
 def test_the_job_name_auto_finds_the_method() -> None:
     assert get_method("auto") is LatticeAnonymization
+
+
+def test_household_level_keys_follow_the_release_roles_and_verify_accepts_them() -> None:
+    # households 1-4; region is the same for every member; person 7 (household 4) is the only
+    # 60-year-old in the south and is suppressed, and the release roles then suppress the
+    # region of the other member of household 4 too
+    df = pl.DataFrame(
+        {
+            "hh": [1, 1, 2, 2, 3, 3, 4, 4],
+            "region": ["n", "n", "n", "n", "s", "s", "s", "s"],
+            "age": [30, 31, 30, 31, 40, 41, 40, 61],
+        }
+    )
+    md = Microdata(df, keys=["region", "age"], household="hh", household_level=["region"])
+    method = LatticeAnonymization(
+        hierarchies={"age": {"kind": "bands", "widths": [10]}, "region": None},
+        models={"k": 2}, suppression_limit=0.125,
+    )  # fmt: skip
+    res = method.apply(md)
+    assert res.details["levels"] == {"region": 0, "age": 1}
+    out = res.microdata.frame
+    assert out["age"].null_count() == 1 and out["region"].null_count() == 2
+    assert res.details["release_roles"] == {"region": 1}
+    method.verify(md, res)
+    bad = out.with_columns(pl.when(pl.col("hh") == 1).then(None).otherwise(pl.col("age"))
+                           .alias("age"))  # fmt: skip
+    with pytest.raises(VerificationError, match="some keys suppressed but not all"):
+        method.verify(md, type(res)(**{**res.__dict__, "microdata": md.with_frame(bad)}))

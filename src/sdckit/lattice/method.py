@@ -299,19 +299,31 @@ class LatticeAnonymization(ProtectionMethod):
                 )
         missing = np.column_stack([out.get_column(k).is_null().to_numpy() for k in data.keys])
         suppressed = missing.all(axis=1)
+        # the release roles suppress a household-level key in every member of a household
+        # where one member's was: the only other missing values allowed
+        by_roles = [j for j, k in enumerate(data.keys) if k in original.household_level]
+        partial = missing.any(axis=1) & ~suppressed
+        others = [j for j in range(len(data.keys)) if j not in by_roles]
         self._require(
-            not bool((missing.any(axis=1) & ~suppressed).any()),
+            not bool(missing[partial][:, others].any())
+            and (not partial.any() or bool(protected.details.get("release_roles"))),
             "a record has some keys suppressed but not all",
         )
         budget = suppression_budget(float(self.suppression_limit), original.n_records)
         self._require(int(suppressed.sum()) <= budget, "more records suppressed than the limit")
+        filled = []
         for j, key in enumerate(data.keys):
             expected = _released(original.frame, data, j, levels[key], suppressed)
             shown = out.get_column(key)
+            if partial.any():  # a value the release roles suppressed: its label, recounted
+                lost = pl.Series(partial) & shown.is_null()
+                shown = pl.select(pl.when(lost).then(expected).otherwise(shown)).to_series()
             self._require(
                 expected.cast(pl.String).equals(shown.cast(pl.String), null_equal=True),
                 f"the key {key!r} does not show the labels of level {levels[key]}",
             )
+            filled.append(shown.alias(key))
+        out = out.with_columns(filled)
         kept = out.filter(pl.Series(~suppressed))
         if kept.height == 0:
             return
