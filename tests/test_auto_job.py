@@ -164,3 +164,30 @@ def test_a_missing_hierarchy_file_is_named(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("hier/sex.csv", "hier/nope.csv"), encoding="utf-8")
     with pytest.raises(ParameterError, match="hierarchy file of key 'sex' does not exist"):
         load_job(path)
+
+
+def test_auto_is_a_candidate_of_the_r_u_map_with_the_target_of_the_job(tmp_path: Path) -> None:
+    ru = textwrap.dedent(
+        """
+        [ru_map]
+        risk = "k5_violations"
+        loss = "share_changed"
+        seeds = [0]
+        [[ru_map.candidates]]
+        method = "auto"
+        hierarchies = {age = {kind = "bands", widths = [10, 20]}, sex = "hier/sex.csv"}
+        grid = {suppression_limit = [0.0, 0.05]}
+        """
+    )
+    job = load_job(_job(tmp_path, "[target]\nk = 5\n" + ru))
+    candidates = job.ru_map.candidates
+    assert [c.label for c in candidates] == [
+        "auto suppression_limit = 0",
+        "auto suppression_limit = 0.05",
+    ]
+    assert all(c.method.models == {"k": 5} for c in candidates)
+    assert Path(candidates[0].method.hierarchies["sex"]).is_absolute()
+    result = Runner.from_job(job).ru_map()
+    points = result.to_frame()
+    # every candidate of the search is 5-anonymous (a suppressed record matches any record)
+    assert points.filter(pl.col("candidate").str.starts_with("auto"))["risk"].max() == 0

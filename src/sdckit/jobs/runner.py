@@ -289,7 +289,10 @@ class Runner:
         """A new ``[ru_map]`` table, checked as a job's (None: no R-U map)."""
         self._ru_spec: RUMapSpec | None = None
         if table is not None:
-            self._ru_spec = _ru_map(dict(table), self.original.frame.columns, self.seed, False)
+            target = None if self.target is None else target_table(self.target)
+            self._ru_spec = _ru_map(
+                dict(table), self.original.frame.columns, self.seed, False, target
+            )
         self.ru_table = None if table is None else dict(table)
         self._ru = None
 
