@@ -148,6 +148,9 @@ def test_bad_input_gets_a_clear_error_without_data_values() -> None:
     with pytest.raises(ParameterError, match="kind = one of"):
         anonymize_lattice(df, keys=["sex"], hierarchies={"sex": {"widths": [5]}},
                           models={"k": 2})  # fmt: skip
+    with pytest.raises(ParameterError, match="'algorithm' parameter .* must be one of"):
+        anonymize_lattice(df, keys=["sex"], hierarchies={"sex": None}, models={"k": 2},
+                          algorithm="no_such_algorithm")  # fmt: skip
     with pytest.raises(ParameterError, match="does not exist"):
         anonymize_lattice(df, keys=["sex"], hierarchies={"sex": "/no/such/file.csv"},
                           models={"k": 2})  # fmt: skip
@@ -281,3 +284,22 @@ def test_household_level_keys_follow_the_release_roles_and_verify_accepts_them()
                            .alias("age"))  # fmt: skip
     with pytest.raises(VerificationError, match="some keys suppressed but not all"):
         method.verify(md, type(res)(**{**res.__dict__, "microdata": md.with_frame(bad)}))
+
+
+def test_the_words_say_when_nothing_meets_the_target_and_when_not_proven() -> None:
+    import dataclasses
+
+    from sdckit.lattice import Height, LatticeData, search_lattice
+    from sdckit.lattice.explain import chosen_words
+
+    df = pl.DataFrame({"sex": ["f", "m", "f"]})
+    data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
+    none = search_lattice(data, [KAnonymity(4)], Height(), algorithm="exhaustive")
+    assert chosen_words(none, 3) == (
+        "No transformation meets 4-anonymity with at most 0.00% of the records suppressed "
+        "(2 of 2 nodes evaluated)."
+    )
+    found = search_lattice(data, [KAnonymity(3)], Height(), algorithm="exhaustive")
+    assert chosen_words(found, 3).startswith("Chose sex=1 (loss 1 by Height) for 3-anonymity")
+    heuristic = dataclasses.replace(found, proven_optimal=False)
+    assert "the best found (not proven optimal" in chosen_words(heuristic, 3)

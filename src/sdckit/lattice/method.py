@@ -10,6 +10,7 @@ in sdckit's risk measures, so a suppressed record lowers no one's class size).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -191,6 +192,13 @@ class LatticeAnonymization(ProtectionMethod):
             loss_measure(self.loss)
         except ParameterError as exc:
             raise ParameterError(f"{prefix}{exc}") from None
+        # the search module's names, read at run time (the search gains algorithms)
+        known = getattr(sys.modules[search_lattice.__module__], "ALGORITHMS", None)
+        if self.algorithm is not None and known and self.algorithm not in known:
+            raise ParameterError(
+                f"{prefix}The 'algorithm' parameter of {type(self).__name__} must be one of "
+                f"{', '.join(map(repr, known))}."
+            )
 
     # ------------------------------------------------------------------ preparing
     def target_models(self) -> list[PrivacyModel]:
