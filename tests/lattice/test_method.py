@@ -148,7 +148,7 @@ def test_bad_input_gets_a_clear_error_without_data_values() -> None:
     with pytest.raises(ParameterError, match="kind = one of"):
         anonymize_lattice(df, keys=["sex"], hierarchies={"sex": {"widths": [5]}},
                           models={"k": 2})  # fmt: skip
-    with pytest.raises(ParameterError, match="'algorithm' parameter .* must be one of"):
+    with pytest.raises(ParameterError, match=r"'algorithm' parameter .* must be one of"):
         anonymize_lattice(df, keys=["sex"], hierarchies={"sex": None}, models={"k": 2},
                           algorithm="no_such_algorithm")  # fmt: skip
     with pytest.raises(ParameterError, match="does not exist"):
