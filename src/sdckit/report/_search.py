@@ -33,7 +33,7 @@ def search_sections(session: Any) -> list[dict[str, Any]]:
             "level per key), the records of the classes that fail it would be suppressed; a "
             f"node qualifies when they are at most {search.suppression_limit:.2%} of the "
             f"records. Of the qualifying nodes, the chosen one has the least loss by "
-            f"{search.measure}."
+            f"{search.measure} (of equal losses, the first in order of levels)."
         )
         close = close_nodes(search, n, 5)
         front = frontier(search, n)
