@@ -30,6 +30,10 @@ def print_job_result(job: Job, result: JobResult, console: Console) -> None:
     for key, before, after in result.comparison():
         table.add_row(key.replace("_", " "), format_value(before), format_value(after))
     console.print(table)
+    from sdckit.jobs.auto import search_lines
+
+    for line in search_lines(result.session):  # the transformation automatic protection chose
+        console.print(f"  {line}", soft_wrap=True, markup=False)
     for note in job.notes:
         console.print(f"  Note: {note}", soft_wrap=True, markup=False)
     for line in result.target_lines:

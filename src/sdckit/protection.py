@@ -109,7 +109,7 @@ __all__ = [
 
 #: The packages whose import registers the classes of each family (plugin discovery).
 _FAMILY_PACKAGES: dict[str, tuple[str, ...]] = {
-    "microdata": ("sdckit.masking",),
+    "microdata": ("sdckit.masking", "sdckit.lattice"),
     "rule": ("sdckit.tables",),
     "table": ("sdckit.tables",),
 }

@@ -44,7 +44,7 @@ def _strata_progress(method: ProtectionMethod, progress: Progress) -> dict[str, 
 
     if "progress" not in inspect.signature(method.apply).parameters:
         return {}
-    stage = f"{method.name}: strata"
+    stage = f"{method.name}: {getattr(method, 'progress_unit', 'strata')}"
 
     def strata(done: int, total: int) -> None:
         progress(stage, done, total)

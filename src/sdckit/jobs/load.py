@@ -23,6 +23,7 @@ from sdckit.io import FileMetadata
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs._outputs import check_data_columns, check_outputs, input_labels, timestamp_of
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
+from sdckit.jobs.auto import auto_params, check_search_only_keys, is_auto
 from sdckit.jobs.target import parse_target
 from sdckit.microdata import Microdata
 from sdckit.protection import ProtectionMethod, snake_name
@@ -304,7 +305,12 @@ def _roles(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _steps(
-    specs: Any, columns: Sequence[str], seed: int | None, override: bool
+    specs: Any,
+    columns: Sequence[str],
+    seed: int | None,
+    override: bool,
+    target: dict[str, Any] | None = None,
+    base: Path | None = None,
 ) -> tuple[StepSpec, ...]:
     if not isinstance(specs, list) or not specs:
         raise ParameterError("The job file needs at least one [[steps]] table.")
@@ -316,6 +322,8 @@ def _steps(
         cls = method_class(spec["method"], where)
         where = f"step {number} ({spec['method']})"
         params = merge_params(spec, ("method",), where)
+        if is_auto(cls):  # the lattice search: its models from [target], hierarchy files
+            params = auto_params(params, target, base, where)
         step_seed = None if seed is None else seed + number - 1
         params = with_seed(cls, params, step_seed, override)
         steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))
@@ -373,7 +381,12 @@ def _label(value: Any) -> str:
 
 
 def _ru_map(
-    spec: dict[str, Any], columns: Sequence[str], seed: int | None, override: bool
+    spec: dict[str, Any],
+    columns: Sequence[str],
+    seed: int | None,
+    override: bool,
+    target: dict[str, Any] | None = None,
+    base: Path | None = None,
 ) -> RUMapSpec:
     from sdckit.utility.rumap import LOSS_MEASURES, RISK_MEASURES
 
@@ -407,7 +420,7 @@ def _ru_map(
             raise ParameterError(f"{where}: a [[ru_map.candidates]] table needs a 'method'.")
         cls = method_class(item["method"], where)
         where = f"R-U map candidate {i} ({item['method']})"
-        label = item.get("label", snake_name(cls.__name__))
+        label = item.get("label", getattr(cls, "alias", None) or snake_name(cls.__name__))
         if not isinstance(label, str):
             raise ParameterError(f"{where}: 'label' must be a string.")
         grid = item.get("grid", {})
@@ -420,6 +433,8 @@ def _ru_map(
             params = dict(fixed, **dict(zip(grid, combo, strict=True)))
             if "seed" in cls.parameters:
                 params.pop("seed", None)  # the map's seeds are used for random methods
+            if is_auto(cls):  # the lattice search: its models from [target], as a step's
+                params = auto_params(params, target, base, where)
             # readable: "local_suppression k = 3", "pram min_diagonal = 0.8, alpha = 0.5"
             values = ", ".join(f"{k} = {_label(v)}" for k, v in zip(grid, combo, strict=True))
             name = f"{label} {values}" if values else label
@@ -568,18 +583,23 @@ def load_job(
     roles_spec = table_of(spec.get("roles"), "roles")
     md, input_name, notes = read_microdata(input_spec, roles_spec, base)
     frame = md.frame
-    steps = _steps(spec.get("steps"), frame.columns, seed, override)
-    target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
+    target_spec = table_of(spec["target"], "target") if "target" in spec else None
+    steps = _steps(spec.get("steps"), frame.columns, seed, override, target_spec, base)
+    target = parse_target(target_spec) if target_spec is not None else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")
     if target is not None and target.needs_household and md.household is None:
         raise ParameterError("[target] a household bound needs 'household' in [roles].")
     ru = (
-        _ru_map(table_of(spec["ru_map"], "ru_map"), frame.columns, seed, override)
+        _ru_map(
+            table_of(spec["ru_map"], "ru_map"), frame.columns, seed, override, target_spec, base
+        )
         if "ru_map" in spec
         else None
     )
     candidates = [] if ru is None else ru.candidates
+    searched = [s.method for s in steps] + [c.method for c in candidates]
+    check_search_only_keys(target_spec, any(is_auto(type(m)) for m in searched))
     _check_numbers_read_as_text(
         [(s.where, s.method) for s in steps]
         + [(f"[ru_map] candidate {c.label!r}", c.method) for c in candidates],

@@ -41,6 +41,7 @@ from typing import Any
 from sdckit.errors import ParameterError
 from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
 from sdckit.jobs._toml import path_of
+from sdckit.jobs.auto import auto_params, is_auto
 from sdckit.jobs.load import Job, RUMapSpec, StepSpec, _ru_map, read_microdata
 from sdckit.jobs.target import target_table
 from sdckit.microdata import Microdata, as_microdata
@@ -219,10 +220,10 @@ class Runner:
         for i, spec in enumerate(specs, start=1):
 
             def step_progress(stage: str, done: int, total: int, i: int = i) -> None:
-                if stage.endswith(": strata"):  # a method working within strata, per stratum
-                    report(f"Step {i}: strata", done, total)
+                if ": " in stage:  # the method's own progress (per stratum, the search)
+                    report(f"Step {i}: {stage.split(': ', 1)[1]}", done, total)
 
-            self._apply(spec, snake_name(type(spec.method).__name__), step_progress)
+            self._apply(spec, _job_name(type(spec.method)), step_progress)
             report("Protection steps", i, len(specs))
 
     # ------------------------------------------------------------------ state
@@ -288,7 +289,10 @@ class Runner:
         """A new ``[ru_map]`` table, checked as a job's (None: no R-U map)."""
         self._ru_spec: RUMapSpec | None = None
         if table is not None:
-            self._ru_spec = _ru_map(dict(table), self.original.frame.columns, self.seed, False)
+            target = None if self.target is None else target_table(self.target)
+            self._ru_spec = _ru_map(
+                dict(table), self.original.frame.columns, self.seed, False, target
+            )
         self.ru_table = None if table is None else dict(table)
         self._ru = None
 
@@ -321,7 +325,7 @@ class Runner:
             if params:
                 raise ParameterError("Give a method object or a method name with parameters.")
             cls: Any = type(method)
-            name = snake_name(cls.__name__)
+            name = _job_name(cls)
             defaults = _defaults(cls)
             given = {
                 k: v for k, v in method.get_params().items()
@@ -333,6 +337,9 @@ class Runner:
             # the parameters flat, or a step's TOML table (its ``params`` sub-table merged: a
             # parameter called ``method``, such as microaggregation's, may stand there)
             given = merge_params(dict(params or {}), (), f"step {number} ({name})")
+            if is_auto(cls) and "models" not in given and self.target is not None:
+                # the lattice search meets the k of the runner's target
+                given = auto_params(given, target_table(self.target), None, f"step {number}")
         else:
             raise ParameterError(
                 "A step is a method name such as 'pram' with its parameters, or a method "
@@ -359,7 +366,7 @@ class Runner:
         :class:`~sdckit.jobs.StepSpec` (with its ``name``) is applied as it is.
         """
         if isinstance(method, StepSpec):
-            spec, label = method, name or snake_name(type(method.method).__name__)
+            spec, label = method, name or _job_name(type(method.method))
             if spec.number != len(self._specs) + 1:
                 raise ParameterError(
                     "The file changed since the step was prepared; apply it again."
@@ -451,6 +458,13 @@ class Runner:
         result = run_ru_map(spec, self.session, progress or _no_progress)
         self._ru = (self.version, result)
         return result
+
+    def searches(self) -> list[dict[str, Any]]:
+        """Per automatic protection step: the transformation chosen, why, what else was close
+        and the lattice's frontier (the report's section, for the browser's page)."""
+        from sdckit.report import search_sections
+
+        return search_sections(self.session)
 
     # ------------------------------------------------------------------ writing
     def write(
@@ -596,6 +610,11 @@ class Runner:
         from sdckit.jobs.toml_writer import faithful_dumps
 
         return faithful_dumps(self.to_document(outputs), header, "job file")
+
+
+def _job_name(cls: type) -> str:
+    """The name a job file gives a method: its alias (``auto``) or its snake_case name."""
+    return getattr(cls, "alias", None) or snake_name(cls.__name__)
 
 
 def _plan_table(plan: ReleasePlan) -> dict[str, Any]:

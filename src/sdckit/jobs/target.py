@@ -13,6 +13,7 @@ from typing import Any
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.jobs._toml import unknown_keys
+from sdckit.jobs.auto import SEARCH_ONLY_KEYS
 from sdckit.release import ReleaseTarget
 
 __all__ = ["RiskTarget", "parse_target", "target_table"]
@@ -31,7 +32,8 @@ RiskTarget = ReleaseTarget
 
 def parse_target(spec: dict[str, Any]) -> ReleaseTarget:
     """The ``[target]`` table of a job file."""
-    allowed = {"k", "tolerance", "confidence", *_BOUNDS}
+    # the privacy models of automatic protection stand beside the bounds (sdckit.jobs.auto)
+    allowed = {"k", "tolerance", "confidence", *_BOUNDS, *SEARCH_ONLY_KEYS}
     unknown_keys(spec, allowed, "target")
     if not spec:
         raise ParameterError("[target] is empty; give k or a maximum risk, or remove it.")

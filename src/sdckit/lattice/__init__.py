@@ -29,14 +29,15 @@ from sdckit.lattice.loss import (
     Precision,
     SuppressedAndRecoded,
 )
+from sdckit.lattice.method import LatticeAnonymization, anonymize_lattice
 from sdckit.lattice.models import DPresence, KAnonymity, KMap, PrivacyModel
 from sdckit.lattice.risk_models import (
     AverageReidentificationRisk,
     PopulationUniqueness,
     SampleUniqueness,
 )
+from sdckit.lattice.risk_targets import GlobalRisk, IndividualRisk
 from sdckit.lattice.search import SearchResult, search_lattice
-from sdckit.lattice.targets import GlobalRisk, IndividualRisk
 
 __all__ = [
     "AECS",
@@ -53,6 +54,7 @@ __all__ = [
     "KAnonymity",
     "KLDivergence",
     "KMap",
+    "LatticeAnonymization",
     "LatticeData",
     "Loss",
     "LossMeasure",
@@ -67,6 +69,7 @@ __all__ = [
     "SampleUniqueness",
     "SearchResult",
     "SuppressedAndRecoded",
+    "anonymize_lattice",
     "evaluate_node",
     "search_lattice",
     "suppression_budget",

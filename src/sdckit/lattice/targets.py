@@ -1,153 +1,185 @@
-"""sdckit's own risk targets as models of the lattice search (the bounds of a release target).
+"""Privacy models and loss measures by name: how a job file's ``[target]`` and ``loss`` read.
 
-The risk of a released class of ``f`` records with weight sum ``F`` is Benedetti-Franconi's
-(:func:`sdckit.risk.individual.benedetti_franconi_risk`; ``1 / f`` without weights), as the
-release check computes it.  :class:`IndividualRisk` bounds each class's risk (class-based);
-:class:`GlobalRisk` bounds the expected re-identifications ``sum f r`` or the global risk
-``100 sum f r / n`` (``n`` the released records, a suppressed record adding no risk) and
-suppresses the smallest classes until it holds (sample-based, as ARX's risk models).
+The names are resolved against the classes :mod:`sdckit.lattice` exports when they are asked
+for, so a model or measure added there is available here without an edit; a name sdckit knows
+but whose class is not in this version gives a "not available" error, not a traceback.
 
-With weights, neither is monotone (merging two classes can raise the risk of the records of
-one of them), so both say so and the search evaluates the nodes it cannot prune; without
-weights both are (``1 / f`` never rises when classes merge).  Household risk needs households,
-which the lattice data do not carry: it is not a model here.
+``[target]`` entries (each a number, a table of the model's parameters, or a list of tables
+for several attributes):
+
+=========================  =================================================================
+``k = 5``                  k-anonymity
+``l = {attribute, kind, l, c}``  l-diversity; ``kind`` = "distinct" (default), "entropy",
+                           "recursive"
+``t = {attribute, kind, t}``     t-closeness; ``kind`` = "equal" (default), "ordered",
+                           "hierarchical"
+``delta = {...}``          delta-presence (a research subset)
+``k_map = {...}``          k-map (a population table or an estimate)
+``average_risk = ...``     average re-identification risk
+``sample_uniqueness = ...``, ``population_uniqueness = ...``  uniqueness bounds
+=========================  =================================================================
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+import difflib
+import inspect
+from collections.abc import Mapping
+from typing import Any
 
-import numpy as np
+from sdckit.errors import ParameterError, SdcError
+from sdckit.lattice.loss import LossMeasure
+from sdckit.lattice.models import PrivacyModel
 
-from sdckit._validation import check_choice, check_real
-from sdckit.errors import ParameterError
-from sdckit.lattice._data import LatticeData, NodeClasses
-from sdckit.lattice.models import PrivacyModel, counts
-from sdckit.risk.individual import benedetti_franconi_risk
+__all__ = ["LOSS_NAMES", "MODEL_KEYS", "loss_measure", "privacy_models"]
 
-__all__ = ["GlobalRisk", "IndividualRisk", "class_risk"]
+#: ``[target]`` key -> the model class, or per ``kind`` the classes.
+_MODELS: dict[str, str | dict[str, str]] = {
+    "k": "KAnonymity",
+    "l": {
+        "distinct": "DistinctLDiversity",
+        "entropy": "EntropyLDiversity",
+        "recursive": "RecursiveCLDiversity",
+    },
+    "t": {
+        "equal": "EqualDistanceTCloseness",
+        "ordered": "OrderedDistanceTCloseness",
+        "hierarchical": "HierarchicalTCloseness",
+    },
+    "delta": "DPresence",
+    "k_map": "KMap",
+    "average_risk": "AverageReidentificationRisk",
+    "sample_uniqueness": "SampleUniqueness",
+    "population_uniqueness": "PopulationUniqueness",
+}
+
+#: The ``[target]`` keys that are privacy models of the search.
+MODEL_KEYS: tuple[str, ...] = tuple(_MODELS)
+
+#: The loss measures sdckit knows by name (ARX's), available or to come.
+LOSS_NAMES: tuple[str, ...] = (
+    "loss", "entropy", "non_uniform_entropy", "discernibility", "aecs", "precision", "height",
+    "kl_divergence",
+)  # fmt: skip
 
 
-def class_risk(sizes: np.ndarray, weight_sums: np.ndarray | None, method: str) -> np.ndarray:
-    """The re-identification risk of each class (0 for an empty class).
+def _exported(base: type) -> dict[str, type]:
+    """The subclasses of ``base`` that :mod:`sdckit.lattice` and its model and loss modules
+    export, by class name."""
+    import importlib
+
+    # by name at run time: the package imports this module (through the method)
+    modules = [
+        importlib.import_module(name)
+        for name in (PrivacyModel.__module__, LossMeasure.__module__, "sdckit.lattice")
+    ]
+    found: dict[str, type] = {}
+    for module in modules:
+        for name, value in vars(module).items():
+            if isinstance(value, type) and issubclass(value, base) and value is not base:
+                found.setdefault(name, value)
+    return found
+
+
+def _plain(name: str) -> str:
+    return name.replace("_", "").replace("-", "").replace(" ", "").lower()
+
+
+def _construct(cls: type, value: Any, where: str) -> Any:
+    """``cls(value)`` for a number, ``cls(**value)`` for a table; errors in job terms."""
+    try:
+        if isinstance(value, Mapping):
+            return cls(**value)
+        return cls(value)
+    except TypeError:
+        params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        raise ParameterError(
+            f"{where}: {cls.__name__} takes the parameters {', '.join(params)}; give them as a "
+            f"table, e.g. {{{params[0] if params else 'x'} = ...}}."
+        ) from None
+    except SdcError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+
+
+def privacy_models(table: Mapping[str, Any], where: str = "[target]") -> list[PrivacyModel]:
+    """The privacy models of a ``[target]``-style table (its other keys are ignored).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> class_risk(np.array([1, 4]), None, "approx").tolist()
-    [1.0, 0.25]
+    >>> [m.describe() for m in privacy_models({"k": 5, "max_global_risk_pct": 1.0})]
+    ['5-anonymity']
+    >>> privacy_models({"l": {"attribute": "dx", "kind": "fancy"}})
+    Traceback (most recent call last):
+    ...
+    sdckit.errors.ParameterError: [target] 'l': kind must be one of 'distinct', ...
     """
-    risk = np.zeros(sizes.shape[0])
-    present = sizes > 0
-    f = sizes[present].astype(np.float64)
-    if weight_sums is None:
-        risk[present] = 1.0 / f
-    else:
-        F = np.maximum(weight_sums[present], f)  # the cap at 1 / f, as the release check
-        risk[present] = benedetti_franconi_risk(f, F, method)  # type: ignore[arg-type]
-    return risk
+    available = _exported(PrivacyModel)
+    found: list[PrivacyModel] = []
+    for key, spec in _MODELS.items():
+        if key not in table:
+            continue
+        values = table[key] if isinstance(table[key], list) else [table[key]]
+        if not values:
+            raise ParameterError(f"{where} {key!r} is an empty list; give at least one model.")
+        for value in values:
+            here = f"{where} {key!r}"
+            if isinstance(spec, dict):
+                if not isinstance(value, Mapping):
+                    raise ParameterError(
+                        f'{here} must be a table such as {{attribute = "...", kind = '
+                        f'"{next(iter(spec))}", {key} = ...}}.'
+                    )
+                value = dict(value)
+                kind = value.pop("kind", next(iter(spec)))
+                if kind not in spec:
+                    raise ParameterError(
+                        f"{here}: kind must be one of {', '.join(map(repr, spec))}."
+                    )
+                class_name = spec[kind]
+            else:
+                if isinstance(value, bool) or not isinstance(value, int | float | Mapping):
+                    raise ParameterError(f"{here} must be a number or a table of parameters.")
+                class_name = spec
+            cls = available.get(class_name)
+            if cls is None:
+                raise ParameterError(
+                    f"{here}: the privacy model {class_name} is not available in this version "
+                    f"of sdckit (available: {', '.join(sorted(available))})."
+                )
+            found.append(_construct(cls, value, here))
+    return found
 
 
-class IndividualRisk(PrivacyModel):
-    """Every released class has a re-identification risk of at most ``max_risk``.
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from sdckit.lattice import LatticeData
-    >>> df = pl.DataFrame({"sex": ["f", "m", "m"]})
-    >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
-    >>> IndividualRisk(0.5).class_passes(data.classes((0,))).tolist()  # risk 1/f
-    [False, True]
-    """
-
-    monotone: ClassVar[bool] = False
-    monotone_with_suppression: ClassVar[bool] = False
-
-    def __init__(self, max_risk: float, *, method: str = "approx") -> None:
-        self.max_risk = check_real(max_risk, "max_risk", minimum=0.0, maximum=1.0)
-        self.method = check_choice(method, "method", ("approx", "exact"))
-
-    def class_passes(self, classes: NodeClasses) -> np.ndarray:
-        weights = None if classes.data.weights is None else _released_weights(classes)
-        return class_risk(counts(classes), weights, self.method) <= self.max_risk
-
-    def describe(self) -> str:
-        return f"individual risk <= {self.max_risk:g}"
-
-
-def _released_weights(classes: NodeClasses) -> np.ndarray:
-    data = classes.data
-    if data.weights is None:
-        return counts(classes).astype(np.float64)
-    weights = data.weights if data.subset is None else data.weights * data.subset
-    return np.bincount(classes.class_of, weights=weights, minlength=classes.n_classes)
-
-
-class GlobalRisk(PrivacyModel):
-    """The expected re-identifications, or the global risk in per cent, is at most a bound.
-
-    Give ``max_global_risk_pct`` (``100 sum f r / n``), ``max_expected_reidentifications``
-    (``sum f r``) or both.
+def loss_measure(spec: Any, where: str = "loss") -> LossMeasure:
+    """The loss measure named by ``spec`` (a name, ``{measure = name, ...parameters}`` or a
+    :class:`~sdckit.lattice.LossMeasure`).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> GlobalRisk(max_expected_reidentifications=2.5).holds(np.array([1, 1, 2]))  # 1+1+1
-    False
+    >>> loss_measure("height").describe()
+    'Height'
     """
-
-    sample_based: ClassVar[bool] = True
-    uses_weights: ClassVar[bool] = True
-    monotone: ClassVar[bool] = False
-    monotone_with_suppression: ClassVar[bool] = False
-
-    def __init__(
-        self,
-        *,
-        max_global_risk_pct: float | None = None,
-        max_expected_reidentifications: float | None = None,
-        method: str = "approx",
-    ) -> None:
-        if max_global_risk_pct is None and max_expected_reidentifications is None:
+    if isinstance(spec, LossMeasure):
+        return spec
+    params: dict[str, Any] = {}
+    if isinstance(spec, Mapping):
+        params = dict(spec)
+        spec = params.pop("measure", None)
+    if not isinstance(spec, str) or not spec.strip():
+        raise ParameterError(
+            f'{where} must name a loss measure such as "height" (or be a table with '
+            'measure = "..." and its parameters).'
+        )
+    available = {_plain(n): c for n, c in _exported(LossMeasure).items()}
+    cls = available.get(_plain(spec))
+    if cls is None:
+        names = sorted({*LOSS_NAMES, *available})
+        if _plain(spec) in {_plain(n) for n in LOSS_NAMES}:
             raise ParameterError(
-                "give max_global_risk_pct or max_expected_reidentifications (or both)."
+                f"{where}: the loss measure {spec!r} is not available in this version of "
+                f"sdckit (available: {', '.join(sorted(available))})."
             )
-        self.max_global_risk_pct = (
-            None
-            if max_global_risk_pct is None
-            else check_real(max_global_risk_pct, "max_global_risk_pct", minimum=0.0)
-        )
-        self.max_expected_reidentifications = (
-            None
-            if max_expected_reidentifications is None
-            else check_real(
-                max_expected_reidentifications, "max_expected_reidentifications", minimum=0.0
-            )
-        )
-        self.method = check_choice(method, "method", ("approx", "exact"))
-        self._n_released = 0
-
-    def prepare(self, data: LatticeData) -> None:
-        self._n_released = (
-            int(data.subset.sum()) if data.subset is not None else int(data.n_records)
-        )
-
-    def holds(self, sizes: np.ndarray, weight_sums: np.ndarray | None = None) -> bool:
-        expected = float((sizes * class_risk(sizes, weight_sums, self.method)).sum())
-        if (
-            self.max_expected_reidentifications is not None
-            and expected > self.max_expected_reidentifications
-        ):
-            return False
-        if self.max_global_risk_pct is not None:
-            n = self._n_released or int(sizes.sum())
-            return 100.0 * expected / max(n, 1) <= self.max_global_risk_pct
-        return True
-
-    def describe(self) -> str:
-        parts = []
-        if self.max_global_risk_pct is not None:
-            parts.append(f"global risk <= {self.max_global_risk_pct:g} %")
-        if self.max_expected_reidentifications is not None:
-            parts.append(f"expected re-identifications <= {self.max_expected_reidentifications:g}")
-        return " and ".join(parts)
+        close = difflib.get_close_matches(spec.lower(), names, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ParameterError(f"{where}: unknown loss measure {spec!r}.{hint}")
+    return _construct(cls, params, where) if params else cls()

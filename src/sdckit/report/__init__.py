@@ -10,12 +10,14 @@ aggregates of its release check (:func:`sdckit.engines.check_on_engine`).
 
 from sdckit.report._engine import render_engine_report, write_engine_report
 from sdckit.report._html import describe_step, render_report, write_report
+from sdckit.report._search import search_sections
 from sdckit.report._table import write_table_report as write_table_report
 
 __all__ = [
     "describe_step",
     "render_engine_report",
     "render_report",
+    "search_sections",
     "write_engine_report",
     "write_report",
 ]

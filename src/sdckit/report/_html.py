@@ -20,6 +20,7 @@ from sdckit._results import Summary, format_value
 from sdckit._validation import check_choice
 from sdckit.errors import ParameterError, SdcError
 from sdckit.microdata import Microdata
+from sdckit.report._search import frontier_figures, search_sections
 from sdckit.utility.rumap import REFERENCE
 
 __all__ = ["describe_step", "render_report", "write_report"]
@@ -411,6 +412,7 @@ def _figures(session: Any, ru_map: Any) -> list[tuple[Any, str]]:
                 "Original and protected records on the first two principal components",
             )
         )
+    out += frontier_figures(session)  # automatic protection: the lattice's R-U map
     if ru_map is not None:
         caption = "R-U confidentiality map"
         if ru_map.best is not None:
@@ -572,6 +574,7 @@ def _internal_context(
         "figures_table": _figures_table(session),
         "target": {"text": target[0], "met": bool(target[1])} if target else None,
         "history": history,
+        "searches": search_sections(session),
         "utility": utility,
         "utility_tables": utility_tables,
         "ru": None if ru_map is None else _ru_context(ru_map),

@@ -141,8 +141,10 @@ def _make_field(name: str, param: Any, default: Any) -> Field:
     ):
         base.widget = "select"
         base.choices = list(first["choices"])
-    elif kinds == ["string"]:
-        base.widget = "text"
+    elif kinds == ["string"] or (
+        kinds and kinds[0] == "string" and set(kinds) <= {"string", "object"}
+    ):
+        base.widget = "text"  # a name (objects are for Python callers: automatic's loss)
     elif "column" in kinds:
         base.widget = "column"
         base.role = forms[kinds.index("column")].get("role", "any")

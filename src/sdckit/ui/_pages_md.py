@@ -327,7 +327,13 @@ def _protect_context(ws: Workspace, query: dict[str, Any], fields: Any = None) -
         "method": name, "cls": cls, "fields": fields, "level_column": level_column,
         "levels": _levels(ws, level_column) if level_column else [],
         "stochastic": "seed" in cls.parameters,
+        "searches": _searches(ws),
     }  # fmt: skip
+
+
+def _searches(ws: Workspace) -> list[dict[str, Any]]:
+    """What each automatic protection step chose, why, and the lattice's frontier."""
+    return [] if ws.session is None or ws.runner is None else ws.runner.searches()
 
 
 @router.get("/protect")
