@@ -20,7 +20,13 @@ import polars as pl
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.io import FileMetadata
-from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._methods import (
+    instantiate,
+    merge_params,
+    method_class,
+    resolve_files,
+    with_seed,
+)
 from sdckit.jobs._outputs import check_data_columns, check_outputs, input_labels, timestamp_of
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 from sdckit.jobs.target import parse_target
@@ -304,7 +310,7 @@ def _roles(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _steps(
-    specs: Any, columns: Sequence[str], seed: int | None, override: bool
+    specs: Any, columns: Sequence[str], seed: int | None, override: bool, base: Path
 ) -> tuple[StepSpec, ...]:
     if not isinstance(specs, list) or not specs:
         raise ParameterError("The job file needs at least one [[steps]] table.")
@@ -315,7 +321,7 @@ def _steps(
             raise ParameterError(f"{where}: a [[steps]] table needs a 'method'.")
         cls = method_class(spec["method"], where)
         where = f"step {number} ({spec['method']})"
-        params = merge_params(spec, ("method",), where)
+        params = resolve_files(cls, merge_params(spec, ("method",), where), base, where)
         step_seed = None if seed is None else seed + number - 1
         params = with_seed(cls, params, step_seed, override)
         steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))
@@ -568,7 +574,7 @@ def load_job(
     roles_spec = table_of(spec.get("roles"), "roles")
     md, input_name, notes = read_microdata(input_spec, roles_spec, base)
     frame = md.frame
-    steps = _steps(spec.get("steps"), frame.columns, seed, override)
+    steps = _steps(spec.get("steps"), frame.columns, seed, override, base)
     target = parse_target(table_of(spec["target"], "target")) if "target" in spec else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")

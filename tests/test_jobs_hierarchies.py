@@ -1,0 +1,71 @@
+"""Job files that recode to a level of an ARX hierarchy CSV (paths relative to the job file)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from sdckit.errors import ParameterError
+from sdckit.hierarchies import GeneralisationHierarchy
+from sdckit.jobs import load_job, run_job
+
+ARX = Path(__file__).parent / "data" / "arx"
+
+
+def _job(tmp_path: Path, hierarchy: str = "hier/education.csv", level: int = 1) -> Path:
+    (tmp_path / "hier").mkdir(exist_ok=True)
+    shutil.copy(ARX / "adult_hierarchy_education.csv", tmp_path / "hier" / "education.csv")
+    education = ["Bachelors", "Masters", "HS-grad", "11th", "Preschool", "Doctorate"] * 5
+    pl.DataFrame(
+        {"education": education, "sex": [1, 2] * 15, "income": [float(i) for i in range(30)]}
+    ).write_csv(tmp_path / "people.csv")
+    path = tmp_path / "job.toml"
+    path.write_text(
+        f"""
+[input]
+file = "people.csv"
+
+[roles]
+keys = ["education", "sex"]
+numeric = ["income"]
+
+[[steps]]
+method = "global_recoding"
+hierarchies = {{ education = "{hierarchy}" }}
+levels = {{ education = {level} }}
+
+[output]
+data = "out/protected.parquet"
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_job_reads_the_hierarchy_relative_to_the_job_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ARX)  # not the job's directory: the path must not depend on it
+    job = load_job(_job(tmp_path))
+    step = job.steps[0]
+    assert Path(step.params["hierarchies"]["education"]).is_absolute()
+    result = run_job(job, write=False)
+    out = result.session.current.frame["education"]
+    h = GeneralisationHierarchy.read_arx_csv(ARX / "adult_hierarchy_education.csv")
+    original = pl.read_csv(tmp_path / "people.csv")["education"]
+    assert out.to_list() == h.generalise(original, 1).to_list()
+    assert out[0] == "Undergraduate"
+
+
+def test_a_missing_hierarchy_file_fails_at_loading_naming_the_step(tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match=r"step 1 \(global_recoding\).*does not exist"):
+        load_job(_job(tmp_path, hierarchy="hier/nope.csv"))
+
+
+def test_a_level_above_the_height_fails(tmp_path: Path) -> None:
+    job = load_job(_job(tmp_path, level=7))
+    with pytest.raises(ParameterError, match="above the height"):
+        run_job(job, write=False)
