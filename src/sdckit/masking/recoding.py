@@ -37,6 +37,7 @@ from sdckit.protection import (
     Protected,
     ProtectionMethod,
     Real,
+    String,
     TupleOf,
 )
 from sdckit.twins import function_twin
@@ -221,6 +222,9 @@ class GlobalRecoding(ProtectionMethod):
             Boolean(), help="a value missing from the mapping is an error instead of kept"
         ),
         "hierarchies": Param(
+            # a path (what a job file gives) or an object: two forms, so that the browser
+            # interface asks for a table of paths, not for a map of levels
+            ColumnMap(String()),
             ColumnMap(
                 Instance(
                     (GeneralisationHierarchy, str, os.PathLike),
@@ -228,7 +232,7 @@ class GlobalRecoding(ProtectionMethod):
                 )
             ),
             None,
-            help="for each variable, a generalisation hierarchy (or an ARX hierarchy CSV file)",
+            help="for each variable, an ARX hierarchy CSV file (or a GeneralisationHierarchy)",
         ),
         "levels": Param(
             Integer(minimum=0),
