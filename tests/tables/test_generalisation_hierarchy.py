@@ -57,3 +57,11 @@ def test_table_over_arx_education_hierarchy() -> None:
     assert values["Higher education"] == pytest.approx(35.0)
     assert values["Secondary education"] == pytest.approx(7.0)
     assert values["*"] == pytest.approx(43.0)
+
+
+def test_a_generalisation_hierarchy_is_a_dimension_spec() -> None:
+    g = GeneralisationHierarchy.from_prefixes(["011", "012", "021"], keep=[1])
+    df = pl.DataFrame({"zip": ["011", "012", "021", "011"], "n": [1.0, 2.0, 4.0, 8.0]})
+    t = Table.from_microdata(df, {"zip": g}, "n")
+    values = dict(zip(t.to_frame()["zip"], t.to_frame()["value"], strict=True))
+    assert values == {"*": 15.0, "0**": 15.0, "011": 9.0, "012": 2.0, "021": 4.0}

@@ -163,9 +163,12 @@ class Hierarchy:
 
     @classmethod
     def coerce(cls, spec: object, values: Iterable[object] | None = None) -> Hierarchy:
-        """Turn a dimension spec (Hierarchy, dict, list of codes, or None) into a Hierarchy."""
+        """Turn a dimension spec (Hierarchy, GeneralisationHierarchy, dict, list of codes, or
+        None) into a Hierarchy."""
         if isinstance(spec, Hierarchy):
             return spec
+        if isinstance(spec, GeneralisationHierarchy):
+            return cls.from_generalisation(spec)
         if isinstance(spec, Mapping):
             return cls.from_dict(spec)
         if spec is None:
