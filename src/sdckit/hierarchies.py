@@ -46,7 +46,10 @@ class HierarchyError(DataError):
 
 
 def _text(value: object) -> str:
-    """One Python value as text, by the matching rule of the module."""
+    """One Python value as text, by the matching rule of the module ("" for a missing value,
+    which the hierarchy's checks refuse as an empty label)."""
+    if value is None:
+        return ""
     if isinstance(value, str):
         return value
     if isinstance(value, bool | np.bool_):
@@ -55,6 +58,8 @@ def _text(value: object) -> str:
         return str(int(value))
     if isinstance(value, numbers.Real):
         x = float(value)
+        if math.isnan(x):
+            return ""
         if math.isfinite(x) and x.is_integer() and abs(x) < 2**53:
             return str(int(x))
         return repr(x)
@@ -131,8 +136,8 @@ class GeneralisationHierarchy:
             )
         if any(not isinstance(v, str) or v == "" for r in self.rows for v in r):
             raise HierarchyError(
-                "The hierarchy has an empty or non-text label; give every value a text label "
-                "at every level."
+                "The hierarchy has an empty, missing or non-text label; give every value a "
+                "text label at every level."
             )
         values = [r[0] for r in self.rows]
         twice = len(values) - len(set(values))

@@ -192,3 +192,14 @@ data = "out.parquet"
     job.write_text(text.replace("REGION_KEY", "nope"), encoding="utf-8")
     with pytest.raises(ColumnError, match=r"step 1 \(local_suppression\).*'nope'"):
         load_job(job)
+
+
+def test_groups_in_worker_processes_give_the_same_output() -> None:
+    rng = np.random.default_rng(2)
+    df = pl.DataFrame({c: rng.integers(0, 4, 300) for c in ("g", "a", "b", "c")})
+    md = Microdata(df, keys=["g", "a", "b", "c"])
+    combos = [(["a", "b"], 3), (["b", "c"], 2), (["a"], 5)]
+    one = LocalSuppression(fixed=["g"], key_combinations=combos, n_jobs=1).apply(md)
+    two = LocalSuppression(fixed=["g"], key_combinations=combos, n_jobs=2).apply(md)
+    assert one.data.equals(two.data)
+    assert combination_risk(one.microdata, [(["g", *ks], k) for ks, k in combos]).is_safe

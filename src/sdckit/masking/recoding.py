@@ -264,12 +264,22 @@ class GlobalRecoding(ProtectionMethod):
         """The declared checks, and every hierarchy file read (a job fails at loading)."""
         super().validate_params(columns, where=where)
         if isinstance(self.hierarchies, Mapping):
-            for spec in self.hierarchies.values():
-                if isinstance(spec, str | os.PathLike):
-                    try:
+            levels = self.levels
+            for name, spec in self.hierarchies.items():
+                try:
+                    h = (
                         GeneralisationHierarchy.read_arx_csv(spec)
-                    except SdcError as exc:
-                        raise type(exc)(f"{where}: {exc}" if where else str(exc)) from None
+                        if isinstance(spec, str | os.PathLike)
+                        else spec
+                    )
+                    level = levels.get(name) if isinstance(levels, Mapping) else levels
+                    if isinstance(level, int) and level > h.height:
+                        raise ParameterError(
+                            f"The level of {name!r} is above the height of its hierarchy "
+                            f"({h.height})."
+                        )
+                except SdcError as exc:
+                    raise type(exc)(f"{where}: {exc}" if where else str(exc)) from None
 
     def _check_columns(self, md: Microdata, names: list[str]) -> None:
         check_columns_exist(names, md.frame.columns, "recoded")
