@@ -31,6 +31,10 @@ def test_arx_csv_round_trip_is_byte_for_byte(path: Path, tmp_path: Path) -> None
     assert GeneralisationHierarchy.read_arx_csv(out) == h
     # the interface of the lattice search: height + 1 labels per value
     assert all(len(row) == h.height + 1 for row in h.table())
+    codes = h.codes()
+    assert codes.shape == (len(h.values), h.height + 1)
+    for lv in range(h.height + 1):
+        assert [h.labels(lv)[c] for c in codes[:, lv]] == [row[lv] for row in h.table()]
     assert h.table()[0][0] == path.read_text().split(";")[0]
 
 

@@ -401,6 +401,26 @@ class GeneralisationHierarchy:
         lv = self._level(level)
         return tuple(dict.fromkeys(r[lv] for r in self.rows))
 
+    @cached_property
+    def _codes(self) -> np.ndarray:
+        out = np.empty((len(self.rows), self.height + 1), dtype=np.int32)
+        for lv in range(self.height + 1):
+            index = {label: i for i, label in enumerate(self.labels(lv))}
+            out[:, lv] = [index[r[lv]] for r in self.rows]
+        out.setflags(write=False)
+        return out
+
+    def codes(self) -> np.ndarray:
+        """Integer codes of :meth:`table` (read-only, for kernels): ``codes()[i, l]`` is the
+        position of value ``i``'s label at level ``l`` in :meth:`labels` ``(l)``.
+
+        Examples
+        --------
+        >>> GeneralisationHierarchy.from_prefixes(["01", "02", "11"]).codes().tolist()
+        [[0, 0, 0], [1, 0, 0], [2, 1, 0]]
+        """
+        return self._codes
+
     def mapping(self, level: int) -> dict[str, str]:
         """``{original value: label at level}``."""
         lv = self._level(level)
