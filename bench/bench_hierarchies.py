@@ -1,6 +1,7 @@
 """Benchmark: generalisation hierarchies and local suppression over own key combinations.
 
-Run as ``.venv/bin/python bench/bench_hierarchies.py [--records N] [--repeat R]``.  Prints
+Run as ``.venv/bin/python bench/bench_hierarchies.py [--records N] [--repeat R] [--only
+generalise|suppression]``.  Prints
 markdown tables (minimum and median wall clock of ``--repeat`` runs; the machine may be shared).
 
 * ``GeneralisationHierarchy.generalise``: a column of ``--records`` integer ages (0..99) to
@@ -104,12 +105,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--records", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=("generalise", "suppression"), default=None)
     args = parser.parse_args()
     # numba kernels compiled (or loaded from the cache) before timing
     tiny = pl.DataFrame({"a": [1, 1, 2, 2], "b": [1, 2, 1, 2]})
     LocalSuppression(k=2, key_combinations=[["a"]]).apply(tiny, keys=["a", "b"])
-    bench_generalise(args.records, args.repeat)
-    bench_combinations(args.repeat)
+    if args.only != "suppression":
+        bench_generalise(args.records, args.repeat)
+    if args.only != "generalise":
+        bench_combinations(args.repeat)
 
 
 if __name__ == "__main__":

@@ -184,6 +184,9 @@ def test_values_are_matched_as_text() -> None:
     assert h.generalise(text, 1).to_list() == ["other", "low", None]
     assert h.generalise(ints, 0).to_list() == ["7", "101", None]
     assert as_text(pl.Series([2.5, -3.0])).to_list() == ["2.5", "-3"]
+    cat = pl.Series("id", ["x", "7", None], dtype=pl.Categorical)
+    assert h.generalise(cat, 1).to_list() == ["other", "low", None]
+    assert h.generalise(pl.Series("id", [None, None], dtype=pl.Int64), 1).to_list() == [None] * 2
 
 
 def test_values_missing_from_the_hierarchy_name_the_column_not_the_value() -> None:

@@ -443,18 +443,23 @@ class GeneralisationHierarchy:
         ['high', 'low', None]
         """
         mapping = self.mapping(level)
-        text = as_text(series)
+        column = series.fill_nan(None) if series.dtype.is_float() else series
+        # the distinct values are turned into text and looked up; the records are then
+        # mapped in their own type (a hash of integers, not of millions of strings)
+        distinct = column.drop_nulls().unique()
+        text = as_text(distinct)
         known = text.is_in(pl.Series(list(mapping), dtype=pl.String).implode())
-        unknown = int((~known.fill_null(True)).sum())
-        if unknown:
+        if not bool(known.all()):
+            unknown = int(column.is_in(distinct.filter(~known).implode()).sum())
             raise HierarchyError(
                 f"{unknown} value(s) of the column {series.name!r} are not in its hierarchy; "
                 "add them to the hierarchy (values are matched as text, whole floats as "
                 "integers)."
             )
-        return text.replace_strict(
-            list(mapping), list(mapping.values()), default=None, return_dtype=pl.String
-        ).alias(series.name)
+        labels = text.replace_strict(list(mapping), list(mapping.values()), return_dtype=pl.String)
+        return column.replace_strict(distinct, labels, default=None, return_dtype=pl.String).alias(
+            series.name
+        )
 
     @cached_property
     def _leaf_counts(self) -> tuple[np.ndarray, ...]:
