@@ -68,3 +68,27 @@ def test_a_missing_hierarchy_file_fails_at_loading_naming_the_step(tmp_path: Pat
 def test_a_level_above_the_height_fails_at_loading(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match=r"step 1 \(global_recoding\).*above the height"):
         load_job(_job(tmp_path, level=7))
+
+
+def test_runner_step_with_a_relative_path_exports_a_job_that_finds_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdckit.jobs import Runner
+
+    _job(tmp_path)  # the data and the hierarchy file
+    monkeypatch.chdir(tmp_path)
+    run = Runner.from_input(
+        {"file": str(tmp_path / "people.csv")},
+        {"keys": ["education", "sex"], "numeric": ["income"]},
+    )
+    run.apply_step(
+        "global_recoding", {"hierarchies": {"education": "hier/education.csv"}, "levels": 2}
+    )
+    text = run.to_toml({"data": str(tmp_path / "out.parquet")})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "job.toml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(ARX)
+    result = run_job(load_job(elsewhere / "job.toml"), write=False)
+    assert result.session.current.frame["education"].equals(run.current.frame["education"])
+    assert result.session.current.frame["education"][0] == "Higher education"
