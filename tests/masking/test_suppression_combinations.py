@@ -203,3 +203,18 @@ def test_groups_in_worker_processes_give_the_same_output() -> None:
     two = LocalSuppression(fixed=["g"], key_combinations=combos, n_jobs=2).apply(md)
     assert one.data.equals(two.data)
     assert combination_risk(one.microdata, [(["g", *ks], k) for ks, k in combos]).is_safe
+
+
+def test_engine_step_equals_the_in_memory_suppression() -> None:
+    from sdckit.engines._rows import read_with_row
+    from sdckit.engines._steps import suppress_on_engine
+
+    rng = np.random.default_rng(4)
+    df = pl.DataFrame({c: rng.integers(0, 5, 200) for c in ("a", "b", "c")})
+    method = LocalSuppression(key_combinations=[(["a", "b"], 3), (["c"], 50)])
+    want = method.apply(Microdata(df, keys=["a", "b", "c"])).data
+    lf = read_with_row(df.lazy(), "streaming")
+    got = suppress_on_engine(lf, "streaming", method, seed=None, roles={"keys": ["a", "b", "c"]})
+    out = got.collect().sort("__sdckit_row").select(["a", "b", "c"])
+    assert out.equals(want)
+    assert out["a"].null_count() + out["b"].null_count() + out["c"].null_count() > 0
