@@ -119,6 +119,13 @@ def test_from_intervals_with_widths() -> None:
     assert h.height == 4
 
 
+def test_interval_labels_write_whole_edges_in_full() -> None:
+    h = GeneralisationHierarchy.from_intervals([0, 2_500_000.5], breaks=[[0, 1e6, 1e7]])
+    assert h.table()[1] == ("2500000.5", "[1000000, 10000000)", "*")
+    h2 = GeneralisationHierarchy.from_intervals([0.25, 0.75], widths=[0.5])
+    assert h2.table()[1] == ("0.75", "[0.5, 1)", "*")
+
+
 def test_from_intervals_with_breaks_and_no_top_needed() -> None:
     h = GeneralisationHierarchy.from_intervals([0, 15, 30, 70], breaks=[[0, 18, 65, 120], [0, 120]])
     assert h.table() == (

@@ -232,8 +232,8 @@ class GeneralisationHierarchy:
         rounded down to a multiple of the last width) or ``breaks`` (one list of edges per
         level, each level's edges a subset of the level below's, covering every value).  A top
         level ``*`` is added unless the last level has one interval or ``top=False``.  Labels
-        are those of :class:`sdckit.masking.IntervalRecoding` (``[20, 30)``), not ARX's
-        ``[20, 30[``.
+        use the notation of :class:`sdckit.masking.IntervalRecoding` (``[20, 30)``), not ARX's
+        ``[20, 30[``; whole edges are written in full (``[0, 1000000)``).
 
         Examples
         --------
@@ -491,4 +491,5 @@ class GeneralisationHierarchy:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:g}" if abs(x) < 1e15 else repr(x)
+    """An interval edge: whole numbers in full (``1000000``, not ``1e+06``), others shortest."""
+    return _text(x)
