@@ -47,7 +47,12 @@ import polars as pl
 
 from sdckit._codes import first_index, group_ids
 from sdckit._validation import check_choice, check_int, check_real, column_list
-from sdckit.errors import ColumnError, InfeasibleError, ParameterError, SdcError
+from sdckit.errors import ColumnError, InfeasibleError, ParameterError
+from sdckit.masking._own_combinations import (
+    check_combination_columns,
+    own_combinations,
+    own_subsets,
+)
 from sdckit.masking._strata import (
     N_JOBS,
     Progress,
@@ -80,7 +85,7 @@ from sdckit.protection import (
     require,
 )
 from sdckit.risk._frequencies import frequency_counts
-from sdckit.risk.combinations import KeyCombination, combinations_from_levels, key_combinations
+from sdckit.risk.combinations import KeyCombination
 from sdckit.twins import function_twin
 
 __all__ = [
@@ -651,68 +656,25 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
 
     def own_combinations(self, k: int) -> tuple[KeyCombination, ...] | None:
         """The own key combinations (given or from identification levels), None without."""
-        given = [
-            name
-            for name in ("combinations", "key_combinations", "identification_levels")
-            if getattr(self, name) is not None
-        ]
-        if len(given) > 1:
-            raise ParameterError(
-                f"Give at most one of {', '.join(map(repr, given))}: each says which key "
-                "combinations must meet k."
-            )
-        if self.key_combinations is not None:
-            return key_combinations(self.key_combinations, k)
-        if self.identification_levels is not None:
-            return combinations_from_levels(self.identification_levels, k)
-        return None
+        return own_combinations(
+            k, self.combinations, self.key_combinations, self.identification_levels
+        )
 
     def validate_params(
         self, columns: Sequence[str] | None = None, *, where: str | None = None
     ) -> None:
         """The declared checks, and the keys of ``key_combinations`` among ``columns``."""
         super().validate_params(columns, where=where)
-        if self.key_combinations is None:
-            return
-        at = f"{where}: " if where else ""
-        try:
-            own = key_combinations(self.key_combinations, check_int(self.k, "k", minimum=1))
-        except SdcError as exc:
-            raise type(exc)(f"{at}{exc}") from None
-        for name in (n for c in own for n in c.keys):
-            if columns is not None and name not in columns:
-                raise ColumnError(
-                    f"{at}The 'key_combinations' parameter names {name!r}, which is not a "
-                    "column of the data."
-                )
+        if self.key_combinations is not None:
+            k = check_int(self.k, "k", minimum=1)
+            check_combination_columns(self.key_combinations, k, columns, where)
 
     def _own_subsets(
         self, md: Microdata, k: int, fixed: list[int]
     ) -> tuple[list[tuple[int, ...]], list[int]] | None:
         """Own combinations as positions among the free (not fixed) keys, with their k."""
         own = self.own_combinations(k)
-        if own is None:
-            return None
-        free = [j for j in range(len(md.keys)) if j not in fixed]
-        subsets, ks = [], []
-        # larger combinations first: their suppressions often already protect the smaller
-        for c in sorted(own, key=lambda c: (-len(c.keys), -c.k)):
-            for name in c.keys:
-                if name not in md.keys:
-                    raise ColumnError(
-                        f"A key combination names {name!r}, which is not a key variable; "
-                        "name key variables only."
-                    )
-            if c.k > md.n_records:
-                raise InfeasibleError(
-                    f"A key combination asks for k={c.k} with {md.n_records} records; choose "
-                    "k <= the number of records."
-                )
-            cols = tuple(free.index(md.keys.index(n)) for n in c.keys if md.keys.index(n) in free)
-            if cols:  # a combination of fixed keys only is met by the groups of their values
-                subsets.append(cols)
-                ks.append(c.k)
-        return subsets, ks
+        return None if own is None else own_subsets(md, own, fixed)
 
     def _strata(self, md: Microdata, k: int) -> Strata | None:
         """The strata to work within (``by_strata``), checked; None for the whole file."""
