@@ -37,17 +37,22 @@ def test_hand_computed_each_combination_its_own_k() -> None:
     assert plain.details["suppressions"] == 2
 
 
-def test_a_combination_of_all_keys_is_plain_local_suppression() -> None:
+@pytest.mark.parametrize("missing", ["wildcard", "category"])
+def test_a_combination_of_all_keys_is_plain_local_suppression(missing: str) -> None:
     rng = np.random.default_rng(3)
     df = pl.DataFrame({c: rng.integers(0, 4, 200) for c in ("a", "b", "c", "d")})
+    # some values already missing: treated as the plain method treats them
+    df = df.with_columns(
+        pl.when(pl.Series(rng.random(200) < 0.05)).then(None).otherwise(pl.col("b")).alias("b")
+    )
     md = Microdata(df, keys=["a", "b", "c", "d"])
-    own = LocalSuppression(key_combinations=[["a", "b", "c", "d"]], k=3).apply(md)
-    plain = LocalSuppression(k=3).apply(md)
-    assert own.data.equals(plain.data)
+    own = LocalSuppression(key_combinations=[["a", "b", "c", "d"]], k=3, missing=missing)
+    plain = LocalSuppression(k=3, missing=missing)
+    assert own.apply(md).data.equals(plain.apply(md).data)
     # and every pair with one k is sdcMicro's combs = 2
     pairs = [list(p) for p in combinations(["a", "b", "c", "d"], 2)]
-    own2 = LocalSuppression(key_combinations=pairs, k=3).apply(md)
-    plain2 = LocalSuppression(k=3, combinations=2).apply(md)
+    own2 = LocalSuppression(key_combinations=pairs, k=3, missing=missing).apply(md)
+    plain2 = LocalSuppression(k=3, combinations=2, missing=missing).apply(md)
     assert own2.data.equals(plain2.data)
 
 
