@@ -233,3 +233,24 @@ def test_prefix_hierarchies_are_nested_and_loss_grows(codes: list[int], draw: li
         expect = (sizes - 1) / (len(codes) - 1) if len(codes) > 1 else np.zeros(1)
         np.testing.assert_allclose(loss, expect)
         previous = loss
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0]),
+    st.lists(st.integers(2, 4), min_size=0, max_size=3),
+    st.lists(st.floats(-500, 500, allow_nan=False), min_size=1, max_size=30),
+)
+def test_interval_hierarchies_are_nested_and_hold_their_values(
+    first: float, factors: list[int], values: list[float]
+) -> None:
+    widths = [first]
+    for f in factors:
+        widths.append(widths[-1] * f)
+    h = GeneralisationHierarchy.from_intervals(values, widths=widths)  # nested, or it raises
+    for row in h.table():
+        x = float(row[0])
+        for level, label in enumerate(row[1 : len(widths) + 1], start=1):
+            lo, hi = (float(v) for v in label[1:-1].split(", "))
+            assert lo <= x < hi
+            assert hi - lo == pytest.approx(widths[level - 1])

@@ -248,10 +248,12 @@ class GeneralisationHierarchy:
             raise ParameterError("Give either 'widths' or 'breaks' for an interval hierarchy.")
         if widths is not None:
             ws = [float(w) for w in widths]
+            ratios = [b / ws[0] for b in ws] if ws and ws[0] > 0 else []
             if (
                 not ws
                 or ws[0] <= 0
-                or any(b / a != round(b / a) or b <= a for a, b in itertools.pairwise(ws))
+                or any(abs(r - round(r)) > 1e-9 for r in ratios)
+                or any(not _multiple(b, a) for a, b in itertools.pairwise(ws))
             ):
                 raise ParameterError(
                     "The 'widths' must be positive and each a whole multiple (> 1) of the one "
@@ -260,10 +262,13 @@ class GeneralisationHierarchy:
             lo = math.floor(vals[0] / ws[-1]) * ws[-1] if start is None else float(start)
             if lo > vals[0]:
                 raise ParameterError("The 'start' of the intervals is above the smallest value.")
-            edges = []
-            for w in ws:
-                n = math.floor((vals[-1] - lo) / w) + 1
-                edges.append(lo + w * np.arange(n + 1))
+            # every level's edges are taken from the finest level's, so the nesting is exact
+            # (decimal widths such as 0.1 and 0.3 would otherwise drift apart), rounded to
+            # 10 decimals so that 0.1 * 3 is written 0.3
+            steps = [round(r) for r in ratios]
+            n_last = math.floor((vals[-1] - lo) / ws[-1]) + 1
+            finest = np.round(lo + ws[0] * np.arange(n_last * steps[-1] + 1), 10)
+            edges = [finest[::step] for step in steps]
         else:
             edges = [np.asarray(sorted(set(map(float, b))), dtype=np.float64) for b in breaks]  # type: ignore[union-attr]
             if not edges:
@@ -488,6 +493,12 @@ class GeneralisationHierarchy:
 
     def __repr__(self) -> str:
         return f"GeneralisationHierarchy(values={len(self.rows)}, height={self.height})"
+
+
+def _multiple(b: float, a: float) -> bool:
+    """Whether ``b`` is a whole multiple (> 1) of ``a`` (up to rounding: 0.3 of 0.1)."""
+    q = b / a
+    return q > 1.5 and abs(q - round(q)) < 1e-9
 
 
 def _fmt(x: float) -> str:
