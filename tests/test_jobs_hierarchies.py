@@ -92,3 +92,22 @@ def test_runner_step_with_a_relative_path_exports_a_job_that_finds_the_file(
     result = run_job(load_job(elsewhere / "job.toml"), write=False)
     assert result.session.current.frame["education"].equals(run.current.frame["education"])
     assert result.session.current.frame["education"][0] == "Higher education"
+
+
+def test_runner_exports_key_combination_objects_and_refuses_hierarchy_objects(
+    tmp_path: Path,
+) -> None:
+    from sdckit.jobs import Runner
+    from sdckit.masking import GlobalRecoding, LocalSuppression
+    from sdckit.risk import KeyCombination
+
+    _job(tmp_path)
+    roles = {"keys": ["education", "sex"], "numeric": ["income"]}
+    run = Runner.from_input({"file": str(tmp_path / "people.csv")}, roles)
+    run.apply_step(LocalSuppression(key_combinations=[KeyCombination(("education",), 6)]))
+    text = run.to_toml()
+    assert 'key_combinations = [{ keys = ["education"], k = 6 }]' in text
+    h = GeneralisationHierarchy.read_arx_csv(ARX / "adult_hierarchy_education.csv")
+    run.apply_step(GlobalRecoding(hierarchies={"education": h}, levels=1))
+    with pytest.raises(ParameterError, match="write_arx_csv"):
+        run.to_toml()

@@ -491,6 +491,13 @@ class GeneralisationHierarchy:
         lv = self._level(level)
         return 0.0 if self.height == 0 else lv / self.height
 
+    def toml_value(self) -> Any:
+        """A job file names hierarchy files: an object cannot be written into one."""
+        raise ParameterError(
+            "A job file names generalisation hierarchies by their files: write the hierarchy "
+            "with write_arx_csv and give the file's path instead of the object."
+        )
+
     def __repr__(self) -> str:
         return f"GeneralisationHierarchy(values={len(self.rows)}, height={self.height})"
 

@@ -67,6 +67,10 @@ class KeyCombination:
             raise ParameterError("A key combination names a key variable twice.")
         check_int(self.k, "k", minimum=1)
 
+    def toml_value(self) -> dict[str, Any]:
+        """The combination as a job file writes it: ``{keys = [...], k = ...}``."""
+        return {"keys": list(self.keys), "k": int(self.k)}
+
 
 def key_combinations(spec: Any, k: int = 2) -> tuple[KeyCombination, ...]:
     """Combinations from a list of :class:`KeyCombination`, ``{"keys": [...], "k": 3}``
