@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, int, str]] = [
     (r"^sdckit\.session$", 60, "session"),
     (r"^sdckit\.engines(\.|$)", 55, "engines"),
     (r"^sdckit\.release(\.|$)", 50, "release"),
+    (r"^sdckit\.lattice(\.|$)", 45, "search (lattice)"),
     (r"^sdckit\.(masking|tables)(\.|$)", 40, "methods"),
     (r"^sdckit\.utility(\.|$)", 25, "measures (utility)"),
     (r"^sdckit\.risk(\.|$)", 20, "measures (risk)"),

@@ -165,7 +165,7 @@ class TableRunner:
         """A runner on the table an ``[input]`` and a ``[table]`` table build, read exactly as
         :func:`~sdckit.jobs.load_table_job` reads them (paths relative to ``base``);
         ``options`` as for :class:`TableRunner`."""
-        from sdckit.jobs.tables import _build_table
+        from sdckit.jobs._table_build import _build_table
 
         built = _build_table(base, dict(input), dict(table))
         return cls(built, input=_absolute(input, base), table_spec=table, **options)

@@ -10,6 +10,7 @@ from sdckit.utility.categorical import (
     table_distances,
 )
 from sdckit.utility.continuous import ContinuousLossResult, continuous_loss
+from sdckit.utility.disclosure import SyntheticDisclosureResult, synthetic_disclosure
 from sdckit.utility.regression import RegressionComparison, ci_overlap, regression_comparison
 from sdckit.utility.rumap import RUMapResult, loss_measure, pareto_front, risk_measure, ru_map
 from sdckit.utility.swapping import SwapTableLoss, swap_table_loss
@@ -22,6 +23,7 @@ __all__ = [
     "RUMapResult",
     "RegressionComparison",
     "SwapTableLoss",
+    "SyntheticDisclosureResult",
     "TableDistances",
     "UtilityAssessment",
     "assess_utility",
@@ -37,5 +39,6 @@ __all__ = [
     "risk_measure",
     "ru_map",
     "swap_table_loss",
+    "synthetic_disclosure",
     "table_distances",
 ]

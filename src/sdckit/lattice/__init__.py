@@ -1,0 +1,73 @@
+"""Automatic protection by generalisation: the lattice of levels, privacy models, loss measures
+and the search for the least-loss node that meets a target (ARX's approach).
+
+:class:`LatticeData` codes the records once with a hierarchy per key; a node is a tuple of
+levels; :func:`evaluate_node` checks one node against the privacy models
+(:mod:`~sdckit.lattice.models`, :mod:`~sdckit.lattice.diversity`,
+:mod:`~sdckit.lattice.risk_models`) and scores it with a :mod:`~sdckit.lattice.loss` measure;
+:func:`search_lattice` finds the optimum.
+"""
+
+from sdckit.lattice._check import NodeResult, evaluate_node, suppression_budget
+from sdckit.lattice._data import LatticeData, NodeClasses
+from sdckit.lattice.diversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    EqualDistanceTCloseness,
+    HierarchicalTCloseness,
+    OrderedDistanceTCloseness,
+    RecursiveCLDiversity,
+)
+from sdckit.lattice.loss import (
+    AECS,
+    Discernibility,
+    Height,
+    KLDivergence,
+    Loss,
+    LossMeasure,
+    NonUniformEntropy,
+    Precision,
+    SuppressedAndRecoded,
+)
+from sdckit.lattice.models import DPresence, KAnonymity, KMap, PrivacyModel
+from sdckit.lattice.risk_models import (
+    AverageReidentificationRisk,
+    PopulationUniqueness,
+    SampleUniqueness,
+)
+from sdckit.lattice.search import SearchResult, search_lattice
+from sdckit.lattice.targets import GlobalRisk, IndividualRisk
+
+__all__ = [
+    "AECS",
+    "AverageReidentificationRisk",
+    "DPresence",
+    "Discernibility",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "EqualDistanceTCloseness",
+    "GlobalRisk",
+    "Height",
+    "HierarchicalTCloseness",
+    "IndividualRisk",
+    "KAnonymity",
+    "KLDivergence",
+    "KMap",
+    "LatticeData",
+    "Loss",
+    "LossMeasure",
+    "NodeClasses",
+    "NodeResult",
+    "NonUniformEntropy",
+    "OrderedDistanceTCloseness",
+    "PopulationUniqueness",
+    "Precision",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "SampleUniqueness",
+    "SearchResult",
+    "SuppressedAndRecoded",
+    "evaluate_node",
+    "search_lattice",
+    "suppression_budget",
+]

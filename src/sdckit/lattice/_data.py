@@ -1,0 +1,315 @@
+"""The data of a lattice search, prepared once, and the equivalence classes at one node.
+
+A *node* of the generalisation lattice is a tuple of levels, one per key: level 0 is the
+original value, the key's ``height`` its most general level.  :class:`LatticeData` holds every
+record's level-0 code per key and, per key, the code of each level-0 code at every level, so
+that generalising a node is a table lookup; :meth:`LatticeData.classes` groups the records of a
+node into equivalence classes (:class:`NodeClasses`).
+
+The hierarchy of a key is anything with a ``table()`` method (or the table itself): one row per
+original value, the value's label at level 0, 1, ..., height (ARX's hierarchy format).  Values
+are matched as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from sdckit._codes import factorize
+from sdckit.errors import ColumnError, DataError, ParameterError
+
+__all__ = ["LatticeData", "NodeClasses"]
+
+
+def _rows(hierarchy: Any, key: str) -> tuple[tuple[str, ...], ...]:
+    rows = hierarchy.table() if hasattr(hierarchy, "table") else hierarchy
+    rows = tuple(tuple(str(v) for v in row) for row in rows)
+    if not rows:
+        raise ParameterError(f"the hierarchy of key {key!r} is empty; give one row per value.")
+    widths = {len(r) for r in rows}
+    if len(widths) != 1:
+        raise ParameterError(
+            f"the hierarchy of key {key!r} has rows of different lengths; every value needs a "
+            "label at every level."
+        )
+    return rows
+
+
+def _level_maps(
+    rows: tuple[tuple[str, ...], ...],
+) -> tuple[np.ndarray, tuple[tuple[str, ...], ...]]:
+    """Per level, the code of each level-0 value and the labels of the codes."""
+    height = len(rows[0]) - 1
+    maps = np.empty((height + 1, len(rows)), dtype=np.int32)
+    labels: list[tuple[str, ...]] = []
+    for level in range(height + 1):
+        column = [row[level] for row in rows]
+        order: dict[str, int] = {}
+        for value in column:
+            order.setdefault(value, len(order))
+        maps[level] = [order[v] for v in column]
+        labels.append(tuple(order))
+    return maps, tuple(labels)
+
+
+@dataclass(frozen=True, eq=False)
+class LatticeData:
+    """The records of a lattice search, coded once.
+
+    Attributes
+    ----------
+    keys : tuple of str
+        The quasi-identifiers, in the order of a node's levels.
+    base : numpy.ndarray
+        ``(n_records, n_keys)`` int32: each record's level-0 code per key (the row of its value
+        in the key's hierarchy).
+    maps : tuple of numpy.ndarray
+        Per key, ``(height + 1, n_values)`` int32: the code at each level of each level-0 code.
+    labels : tuple
+        Per key, per level, the label of each code.
+    sensitive : dict of str to numpy.ndarray
+        Per sensitive attribute, each record's code (int32, ``0..n-1`` in order of first
+        appearance; missing values are a code of their own).
+    sensitive_labels : dict of str to tuple of str
+        The value of each sensitive code.
+    subset : numpy.ndarray or None
+        Boolean per record: in the research subset (delta-presence, k-map with a population
+        table), or None.
+    weights : numpy.ndarray or None
+        The sampling weight of each record, or None.
+    """
+
+    keys: tuple[str, ...]
+    base: np.ndarray
+    maps: tuple[np.ndarray, ...]
+    labels: tuple[tuple[tuple[str, ...], ...], ...]
+    sensitive: dict[str, np.ndarray] = field(default_factory=dict)
+    sensitive_labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    subset: np.ndarray | None = None
+    weights: np.ndarray | None = None
+
+    @classmethod
+    def build(
+        cls,
+        data: Any,
+        hierarchies: Mapping[str, Any],
+        *,
+        sensitive: Sequence[str] = (),
+        subset: Any = None,
+        weight: str | None = None,
+    ) -> LatticeData:
+        """Code ``data`` (a polars frame or anything :func:`polars.DataFrame` takes).
+
+        ``hierarchies`` maps each key, in lattice order, to its hierarchy; ``subset`` is a
+        boolean column name or array marking the research subset.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"age": [31, 35, 47], "sex": ["f", "m", "f"]})
+        >>> age = [("31", "30-39", "*"), ("35", "30-39", "*"), ("47", "40-49", "*")]
+        >>> sex = [("f", "*"), ("m", "*")]
+        >>> data = LatticeData.build(df, {"age": age, "sex": sex})
+        >>> data.heights, data.n_records
+        ((2, 1), 3)
+        """
+        frame = data if isinstance(data, pl.DataFrame) else pl.DataFrame(data)
+        keys = tuple(hierarchies)
+        if not keys:
+            raise ParameterError("give at least one key with its hierarchy.")
+        base = np.empty((frame.height, len(keys)), dtype=np.int32)
+        maps: list[np.ndarray] = []
+        labels: list[tuple[tuple[str, ...], ...]] = []
+        for j, key in enumerate(keys):
+            if key not in frame.columns:
+                raise ColumnError(f"key {key!r} is not a column of the data.")
+            rows = _rows(hierarchies[key], key)
+            level_maps, level_labels = _level_maps(rows)
+            index = {row[0]: i for i, row in enumerate(rows)}
+            if len(index) != len(rows):
+                raise ParameterError(
+                    f"the hierarchy of key {key!r} lists a value twice at level 0."
+                )
+            text = _as_text(frame.get_column(key))
+            codes = text.replace_strict(
+                list(index), list(index.values()), default=-1, return_dtype=pl.Int32
+            ).to_numpy()
+            if (codes < 0).any():
+                raise DataError(
+                    f"{int((codes < 0).sum())} record(s) of key {key!r} have a value that its "
+                    "hierarchy does not list; add the value(s) to the hierarchy."
+                )
+            base[:, j] = codes
+            maps.append(level_maps)
+            labels.append(level_labels)
+        coded: dict[str, np.ndarray] = {}
+        coded_labels: dict[str, tuple[str, ...]] = {}
+        for name in sensitive:
+            if name not in frame.columns:
+                raise ColumnError(f"sensitive attribute {name!r} is not a column of the data.")
+            if name in keys:
+                raise ParameterError(f"{name!r} cannot be both a key and a sensitive attribute.")
+            # a missing value is a value of its own (the empty label)
+            text = _as_text(frame.get_column(name)).fill_null("")
+            values = text.unique(maintain_order=True)
+            coded[name] = text.replace_strict(
+                values, range(values.len()), return_dtype=pl.Int32
+            ).to_numpy()
+            coded_labels[name] = tuple(values.to_list())
+        mask = None
+        if subset is not None:
+            column = frame.get_column(subset) if isinstance(subset, str) else pl.Series(subset)
+            if column.len() != frame.height or column.null_count():
+                raise ParameterError(
+                    "subset must mark every record True or False (a boolean column or array)."
+                )
+            mask = column.cast(pl.Boolean).to_numpy()
+        weights = None
+        if weight is not None:
+            if weight not in frame.columns:
+                raise ColumnError(f"weight {weight!r} is not a column of the data.")
+            weights = frame.get_column(weight).cast(pl.Float64).to_numpy()
+        return cls(
+            keys=keys,
+            base=base,
+            maps=tuple(maps),
+            labels=tuple(labels),
+            sensitive=coded,
+            sensitive_labels=coded_labels,
+            subset=mask,
+            weights=weights,
+        )
+
+    @property
+    def n_records(self) -> int:
+        """The number of records."""
+        return int(self.base.shape[0])
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        """The most general level of each key."""
+        return tuple(int(m.shape[0]) - 1 for m in self.maps)
+
+    @property
+    def n_nodes(self) -> int:
+        """The number of nodes of the lattice."""
+        return int(np.prod([h + 1 for h in self.heights], dtype=np.int64))
+
+    def check_levels(self, levels: Sequence[int]) -> tuple[int, ...]:
+        """``levels`` as a tuple of ints, checked against the heights."""
+        levels = tuple(int(v) for v in levels)
+        if len(levels) != len(self.keys) or any(
+            not 0 <= v <= h for v, h in zip(levels, self.heights, strict=True)
+        ):
+            raise ParameterError(
+                f"a node needs one level per key, each between 0 and its height {self.heights}."
+            )
+        return levels
+
+    def classes(self, levels: Sequence[int]) -> NodeClasses:
+        """The equivalence classes of the records at node ``levels``."""
+        levels = self.check_levels(levels)
+        n = self.n_records
+        packed = np.zeros(n, dtype=np.int64)
+        radix = 1
+        for j, level in enumerate(levels):
+            width = int(self.maps[j][level].max()) + 1 if self.maps[j].shape[1] else 1
+            if radix > (2**62) // max(width, 1):
+                return self._classes_by_rows(levels)
+            packed += self.maps[j][level][self.base[:, j]].astype(np.int64) * radix
+            radix *= width
+        class_of, n_classes = factorize(packed, size=radix if radix < 2**62 else None)
+        return self._node(levels, class_of, n_classes)
+
+    def _classes_by_rows(self, levels: tuple[int, ...]) -> NodeClasses:
+        codes = np.column_stack([self.maps[j][lv][self.base[:, j]] for j, lv in enumerate(levels)])
+        _, class_of = np.unique(codes, axis=0, return_inverse=True)
+        class_of = class_of.reshape(-1).astype(np.int64)
+        return self._node(levels, class_of, int(class_of.max()) + 1 if len(class_of) else 0)
+
+    def _node(self, levels: tuple[int, ...], class_of: np.ndarray, n_classes: int) -> NodeClasses:
+        sizes = np.bincount(class_of, minlength=n_classes).astype(np.int64)
+        first = np.full(n_classes, self.n_records, dtype=np.int64)
+        np.minimum.at(first, class_of, np.arange(self.n_records, dtype=np.int64))
+        codes = (
+            np.column_stack(
+                [self.maps[j][lv][self.base[first, j]] for j, lv in enumerate(levels)]
+            ).astype(np.int32)
+            if n_classes
+            else np.zeros((0, len(levels)), dtype=np.int32)
+        )
+        return NodeClasses(levels=levels, class_of=class_of, sizes=sizes, codes=codes, data=self)
+
+
+def _as_text(column: pl.Series) -> pl.Series:
+    """A key or attribute as text: whole floats lose their ``.0`` (``101.0`` matches ``101``)."""
+    if column.dtype.is_float():
+        whole = column.is_not_null() & (column == column.round(0))
+        as_int = column.cast(pl.Int64, strict=False).cast(pl.String)
+        return (
+            pl.select(pl.when(whole).then(as_int).otherwise(column.cast(pl.String)))
+            .to_series()
+            .alias(column.name)
+        )
+    return column.cast(pl.String)
+
+
+@dataclass(frozen=True, eq=False)
+class NodeClasses:
+    """The equivalence classes of the records at one node.
+
+    Attributes
+    ----------
+    levels : tuple of int
+        The node.
+    class_of : numpy.ndarray
+        Each record's class, ``0..n_classes-1``.
+    sizes : numpy.ndarray
+        Records per class.
+    codes : numpy.ndarray
+        ``(n_classes, n_keys)``: each class's generalised code per key (a label of
+        ``data.labels[key][level]``).
+    data : LatticeData
+        The records.
+    """
+
+    levels: tuple[int, ...]
+    class_of: np.ndarray
+    sizes: np.ndarray
+    codes: np.ndarray
+    data: LatticeData
+
+    @property
+    def n_classes(self) -> int:
+        """The number of classes."""
+        return int(self.sizes.shape[0])
+
+    def histogram(self, attribute: str) -> np.ndarray:
+        """``(n_classes, n_values)`` counts of each value of a sensitive attribute per class."""
+        if attribute not in self.data.sensitive:
+            raise ParameterError(
+                f"{attribute!r} is not a sensitive attribute of the search; list it in sensitive=."
+            )
+        values = self.data.sensitive[attribute]
+        width = len(self.data.sensitive_labels[attribute])
+        flat = np.bincount(self.class_of * width + values, minlength=self.n_classes * width)
+        return flat.reshape(self.n_classes, width)
+
+    def subset_sizes(self) -> np.ndarray:
+        """Records of the research subset per class (all records when there is no subset)."""
+        if self.data.subset is None:
+            return self.sizes
+        return np.bincount(
+            self.class_of, weights=self.data.subset.astype(np.float64), minlength=self.n_classes
+        ).astype(np.int64)
+
+    def weight_sums(self) -> np.ndarray:
+        """The sum of the weights per class (the sizes when there are no weights)."""
+        if self.data.weights is None:
+            return self.sizes.astype(np.float64)
+        return np.bincount(self.class_of, weights=self.data.weights, minlength=self.n_classes)
