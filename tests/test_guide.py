@@ -145,3 +145,12 @@ def test_command_line(guide: tuple[dict[str, Any], str, Path]) -> None:
         assert ns[run] == 0
     assert (workdir / "census_protected.csv").exists()
     assert (workdir / "income_published.csv").exists()
+
+
+def test_hierarchy_and_own_combinations(guide: tuple[dict[str, Any], str, Path]) -> None:
+    ns, _, _ = guide
+    assert ns["age_hierarchy"].height == 2
+    assert ns["age_hierarchy"].loss(1).tolist() == pytest.approx([1 / 17] * 18)
+    assert ns["before_own"].records_below.tolist() == [76, 0]
+    assert ns["after_own"].records_below.tolist() == [0, 0]
+    assert ns["own_suppressed"].details["suppressions"] == 43

@@ -15,13 +15,18 @@ from sdckit.errors import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from sdckit.hierarchies import GeneralisationHierarchy
     from sdckit.microdata import Microdata, as_microdata
 
 __version__ = "0.1.0"
 
 # Imported on first use, so that ``import sdckit`` (and ``sdckit --help``) stays light: the data
 # classes need polars and numpy.
-_LAZY = {"Microdata": "sdckit.microdata", "as_microdata": "sdckit.microdata"}
+_LAZY = {
+    "GeneralisationHierarchy": "sdckit.hierarchies",
+    "Microdata": "sdckit.microdata",
+    "as_microdata": "sdckit.microdata",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -46,6 +51,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ColumnError",
     "DataError",
+    "GeneralisationHierarchy",
     "InfeasibleError",
     "Microdata",
     "ParameterError",

@@ -140,13 +140,21 @@ def recode_on_engine(
         null
     ]
     """
-    tables = method._tables(_sample(frame, engine, roles))
+    sample = _sample(frame, engine, roles)
+    hierarchies = method.hierarchy_levels(sample)
+    tables = method._tables(sample, hierarchies)
+    for name, (h, level) in hierarchies.items():
+        if level == 0:  # kept as they are, but the hierarchy must cover them
+            h.generalise(_value_counts(frame, name).get_column(name), 0)
     exprs = []
     for name, table in tables.items():
         counts = _value_counts(frame, name).filter(pl.col(name).is_not_null())
         values = counts.get_column(name)
-        recoded = _recode_series(values, table, False)
-        if method.strict:
+        if name in hierarchies:  # the labels of the distinct values (an error if not covered)
+            recoded = hierarchies[name][0].generalise(values, hierarchies[name][1])
+        else:
+            recoded = _recode_series(values, table, False)
+        if method.strict and name not in hierarchies:
             old = pl.Series(list(table), strict=False)
             try:
                 known = values.cast(pl.String).is_in(old.cast(pl.String).implode())

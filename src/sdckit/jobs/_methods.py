@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from sdckit.errors import ParameterError, SdcError
 from sdckit.protection import Parameterised, get_method, unknown_parameter
 
-__all__ = ["instantiate", "merge_params", "method_class", "with_seed"]
+__all__ = ["instantiate", "merge_params", "method_class", "resolve_files", "with_seed"]
 
 
 def method_class(name: object, where: str, family: str = "microdata") -> Any:
@@ -35,6 +36,30 @@ def merge_params(spec: Mapping[str, Any], reserved: Sequence[str], where: str) -
             raise ParameterError(f"{where}: the parameter {key!r} is given twice.")
         params[key] = value
     return params
+
+
+def resolve_files(
+    cls: type[Parameterised], params: dict[str, Any], base: Path, where: str
+) -> dict[str, Any]:
+    """``params`` with the file paths of the parameters a class lists in ``file_parameters``
+    (``{column: path}`` tables, such as global recoding's ARX hierarchy files) made absolute:
+    a job's relative paths are relative to the job file's directory, not to the working
+    directory of whoever runs it."""
+    out = dict(params)
+    for name in getattr(cls, "file_parameters", ()):
+        table = out.get(name)
+        if not isinstance(table, Mapping):
+            continue
+        resolved = {}
+        for column, value in table.items():
+            if isinstance(value, str):
+                if not value.strip():
+                    raise ParameterError(f"{where}: the {name!r} file of {column!r} is empty.")
+                path = Path(value).expanduser()
+                value = str((path if path.is_absolute() else base / path).resolve())
+            resolved[column] = value
+        out[name] = resolved
+    return out
 
 
 def with_seed(

@@ -20,7 +20,13 @@ import polars as pl
 from sdckit._validation import check_int, check_real
 from sdckit.errors import ParameterError
 from sdckit.io import FileMetadata
-from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._methods import (
+    instantiate,
+    merge_params,
+    method_class,
+    resolve_files,
+    with_seed,
+)
 from sdckit.jobs._outputs import check_data_columns, check_outputs, input_labels, timestamp_of
 from sdckit.jobs._toml import path_of, read_toml, table_of, unknown_keys
 from sdckit.jobs.auto import auto_params, check_search_only_keys, is_auto
@@ -309,8 +315,8 @@ def _steps(
     columns: Sequence[str],
     seed: int | None,
     override: bool,
+    base: Path,
     target: dict[str, Any] | None = None,
-    base: Path | None = None,
 ) -> tuple[StepSpec, ...]:
     if not isinstance(specs, list) or not specs:
         raise ParameterError("The job file needs at least one [[steps]] table.")
@@ -324,6 +330,8 @@ def _steps(
         params = merge_params(spec, ("method",), where)
         if is_auto(cls):  # the lattice search: its models from [target], hierarchy files
             params = auto_params(params, target, base, where)
+        else:
+            params = resolve_files(cls, params, base, where)
         step_seed = None if seed is None else seed + number - 1
         params = with_seed(cls, params, step_seed, override)
         steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))
@@ -584,7 +592,7 @@ def load_job(
     md, input_name, notes = read_microdata(input_spec, roles_spec, base)
     frame = md.frame
     target_spec = table_of(spec["target"], "target") if "target" in spec else None
-    steps = _steps(spec.get("steps"), frame.columns, seed, override, target_spec, base)
+    steps = _steps(spec.get("steps"), frame.columns, seed, override, base, target_spec)
     target = parse_target(target_spec) if target_spec is not None else None
     if target is not None and target.k is not None and not md.keys:
         raise ParameterError("[target] 'k' needs key variables in [roles].")

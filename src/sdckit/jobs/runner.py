@@ -39,7 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from sdckit.errors import ParameterError
-from sdckit.jobs._methods import instantiate, merge_params, method_class, with_seed
+from sdckit.jobs._methods import (
+    instantiate,
+    merge_params,
+    method_class,
+    resolve_files,
+    with_seed,
+)
 from sdckit.jobs._toml import path_of
 from sdckit.jobs.auto import auto_params, is_auto
 from sdckit.jobs.load import Job, RUMapSpec, StepSpec, _ru_map, read_microdata
@@ -346,8 +352,9 @@ class Runner:
                 "object such as Pram(variables=['region'])."
             )
         seed = None if self.seed is None else self.seed + number - 1
-        seeded = with_seed(cls, dict(given), seed, False)
         where = f"step {number} ({name})"
+        # file paths made absolute (from the working directory), so the exported job finds them
+        seeded = with_seed(cls, resolve_files(cls, dict(given), Path.cwd(), where), seed, False)
         built = instantiate(cls, dict(seeded), where, list(self.original.frame.columns))
         return StepSpec(number, built, seeded), name
 

@@ -29,6 +29,7 @@ True
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -77,8 +78,18 @@ def _float(x: float) -> str:
     return text if any(c in text for c in ".en") else text + ".0"
 
 
+def _plain(v: Any) -> Any:
+    """A path as its text; an object with a ``toml_value()`` (a key combination) as its
+    job-file form (which may refuse, naming what to write instead)."""
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    form = getattr(v, "toml_value", None)
+    return form() if callable(form) and not isinstance(v, type) else v
+
+
 def value(v: Any) -> str:
     """One TOML value on one line (tables inline)."""
+    v = _plain(v)
     if isinstance(v, bool | np.bool_):
         return "true" if v else "false"
     if isinstance(v, int | np.integer):
@@ -146,6 +157,7 @@ def dumps(document: Mapping[str, Any], header: str = "") -> str:
 
 
 def _drop_none(v: Any) -> Any:
+    v = _plain(v)
     if isinstance(v, Mapping):
         return {k: _drop_none(x) for k, x in v.items() if x is not None}
     if isinstance(v, np.ndarray):

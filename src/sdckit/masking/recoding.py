@@ -3,7 +3,8 @@
 These methods are non-perturbative: every value stays true but loses detail.
 
 * :class:`GlobalRecoding` maps categories to coarser ones (``{old: new}``, or a chain of such
-  maps, one per level of a hierarchy).
+  maps, one per level of a hierarchy), or to their labels at a level of a
+  :class:`~sdckit.hierarchies.GeneralisationHierarchy` (one given or read from an ARX CSV).
 * :class:`IntervalRecoding` cuts numeric variables into intervals (explicit breaks, equal width
   or quantiles) labelled ``"[a, b)"`` or by the user.
 * :class:`TopBottomCoding` replaces values above (below) a threshold by one value: the threshold,
@@ -13,6 +14,7 @@ These methods are non-perturbative: every value stays true but loses detail.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -20,7 +22,8 @@ import numpy as np
 import polars as pl
 
 from sdckit._validation import check_choice, check_columns_exist, check_int, column_list
-from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.errors import ColumnError, DataError, ParameterError, SdcError
+from sdckit.hierarchies import GeneralisationHierarchy
 from sdckit.microdata import Microdata
 from sdckit.protection import (
     Boolean,
@@ -34,6 +37,7 @@ from sdckit.protection import (
     Protected,
     ProtectionMethod,
     Real,
+    String,
     TupleOf,
 )
 from sdckit.twins import function_twin
@@ -48,6 +52,7 @@ __all__ = [
 ]
 
 Levels = Mapping[Any, Any] | Sequence[Mapping[Any, Any]]
+HierarchySpec = GeneralisationHierarchy | str | os.PathLike[str]
 
 
 # ---------------------------------------------------------------------- global recoding
@@ -164,11 +169,21 @@ class GlobalRecoding(ProtectionMethod):
 
     Parameters
     ----------
-    mapping : dict
+    mapping : dict, optional
         ``{variable: {old: new}}``, or ``{variable: [level1, level2, ...]}`` where each level is
         a map ``{old: new}`` of a hierarchy (finest first): values climb every level.
     strict : bool, default False
         If True, a value not listed in the mapping is an error; otherwise it keeps its value.
+    hierarchies : dict, optional
+        ``{variable: hierarchy}``: a :class:`~sdckit.hierarchies.GeneralisationHierarchy` or
+        the path of an ARX hierarchy CSV (``;``-separated; in a job file, relative to the job
+        file).  Each such variable is replaced by its labels at its level in ``levels``
+        (text; values matched as text, see :mod:`sdckit.hierarchies`).  A value missing from
+        the hierarchy is always an error, whatever ``strict``; level 0 leaves the variable as
+        it is.  A variable is recoded by ``mapping`` or by a hierarchy, not both.
+    levels : int or dict, optional
+        The level of each variable of ``hierarchies`` (``{variable: level}``, or one level for
+        all); required with ``hierarchies``.
 
     Examples
     --------
@@ -178,6 +193,14 @@ class GlobalRecoding(ProtectionMethod):
     >>> m = GlobalRecoding(mapping={"region": {"n1": "north", "n2": "north", "s1": "south"}})
     >>> m.apply(df).data["region"].to_list()
     ['north', 'north', 'south', 'x']
+
+    With a generalisation hierarchy, at level 2 (``0123`` -> ``01**``):
+
+    >>> from sdckit.hierarchies import GeneralisationHierarchy
+    >>> h = GeneralisationHierarchy.from_prefixes(["0123", "0124", "0201"])
+    >>> df = pl.DataFrame({"zip": ["0123", "0201", None]})
+    >>> GlobalRecoding(hierarchies={"zip": h}, levels={"zip": 2}).apply(df).data["zip"].to_list()
+    ['01**', '02**', None]
     """
 
     name: ClassVar[str] = "global recoding"
@@ -192,46 +215,181 @@ class GlobalRecoding(ProtectionMethod):
                     "a table {old: new} or a list of such tables (hierarchy levels, finest first)",
                 )
             ),
+            None,
             help="for each variable, the new category of each old one (or a chain of such maps)",
         ),
         "strict": Param(
             Boolean(), help="a value missing from the mapping is an error instead of kept"
         ),
+        "hierarchies": Param(
+            # a path (what a job file gives) or an object: two forms, so that the browser
+            # interface asks for a table of paths, not for a map of levels
+            ColumnMap(String()),
+            ColumnMap(
+                Instance(
+                    (GeneralisationHierarchy, str, os.PathLike),
+                    "a GeneralisationHierarchy or the path of an ARX hierarchy CSV",
+                )
+            ),
+            None,
+            help="for each variable, an ARX hierarchy CSV file (or a GeneralisationHierarchy)",
+        ),
+        "levels": Param(
+            Integer(minimum=0),
+            ColumnMap(Integer(minimum=0)),
+            None,
+            help="the level of each variable's hierarchy (0 keeps the original values)",
+        ),
     }
 
-    def __init__(self, *, mapping: Mapping[str, Levels], strict: bool = False) -> None:
+    #: Parameters holding ``{column: file path}`` (a job file's paths are relative to it).
+    file_parameters: ClassVar[tuple[str, ...]] = ("hierarchies",)
+
+    def __init__(
+        self,
+        *,
+        mapping: Mapping[str, Levels] | None = None,
+        strict: bool = False,
+        hierarchies: Mapping[str, HierarchySpec] | None = None,
+        levels: int | Mapping[str, int] | None = None,
+    ) -> None:
         self.mapping = mapping
         self.strict = strict
+        self.hierarchies = hierarchies
+        self.levels = levels
 
-    def _tables(self, md: Microdata) -> dict[str, dict[Any, Any]]:
-        if not isinstance(self.mapping, Mapping) or not self.mapping:
-            raise ParameterError(
-                "The 'mapping' parameter must be a non-empty dict {variable: {old: new}}."
-            )
-        check_columns_exist(list(self.mapping), md.frame.columns, "recoded")
-        for name in self.mapping:
+    def validate_params(
+        self, columns: Sequence[str] | None = None, *, where: str | None = None
+    ) -> None:
+        """The declared checks, and every hierarchy file read (a job fails at loading)."""
+        super().validate_params(columns, where=where)
+        if isinstance(self.hierarchies, Mapping):
+            levels = self.levels
+            for name, spec in self.hierarchies.items():
+                try:
+                    h = (
+                        GeneralisationHierarchy.read_arx_csv(spec)
+                        if isinstance(spec, str | os.PathLike)
+                        else spec
+                    )
+                    level = levels.get(name) if isinstance(levels, Mapping) else levels
+                    if isinstance(level, int) and level > h.height:
+                        raise ParameterError(
+                            f"The level of {name!r} is above the height of its hierarchy "
+                            f"({h.height})."
+                        )
+                except SdcError as exc:
+                    raise type(exc)(f"{where}: {exc}" if where else str(exc)) from None
+
+    def _check_columns(self, md: Microdata, names: list[str]) -> None:
+        check_columns_exist(names, md.frame.columns, "recoded")
+        for name in names:
             if name in md.numeric or name in (md.weight, md.strata, md.household):
                 raise ColumnError(
                     f"The variable {name!r} is a numeric, weight, strata or household column; "
                     "global recoding maps categories (use IntervalRecoding for numbers)."
                 )
-        return {name: _compose(name, spec) for name, spec in self.mapping.items()}
+
+    def hierarchy_levels(self, md: Microdata) -> dict[str, tuple[GeneralisationHierarchy, int]]:
+        """The hierarchy and level of each variable of ``hierarchies`` (files read), checked."""
+        if self.hierarchies is None:
+            if self.levels is not None:
+                raise ParameterError("The 'levels' parameter needs 'hierarchies'.")
+            return {}
+        if not isinstance(self.hierarchies, Mapping) or not self.hierarchies:
+            raise ParameterError(
+                "The 'hierarchies' parameter must be a non-empty dict {variable: hierarchy}."
+            )
+        names = list(self.hierarchies)
+        self._check_columns(md, names)
+        if isinstance(self.mapping, Mapping):
+            both = [n for n in names if n in self.mapping]
+            if both:
+                raise ParameterError(
+                    f"The variable {both[0]!r} is in both 'mapping' and 'hierarchies'; recode "
+                    "it one way."
+                )
+        levels = _per_column(self.levels, tuple(names), "levels")
+        out = {}
+        for name, spec in self.hierarchies.items():
+            level = levels[name]
+            if level is None:
+                raise ParameterError(
+                    f"The 'levels' parameter gives no level for {name!r}; give a level for "
+                    "every variable of 'hierarchies'."
+                )
+            h = (
+                spec
+                if isinstance(spec, GeneralisationHierarchy)
+                else GeneralisationHierarchy.read_arx_csv(spec)
+            )
+            level = check_int(level, "levels", minimum=0)
+            if level > h.height:
+                raise ParameterError(
+                    f"The level of {name!r} is above the height of its hierarchy ({h.height})."
+                )
+            out[name] = (h, level)
+        return out
+
+    def _tables(
+        self,
+        md: Microdata,
+        hierarchies: dict[str, tuple[GeneralisationHierarchy, int]] | None = None,
+    ) -> dict[str, dict[Any, Any]]:
+        """``{variable: {old: new}}`` of the mapping and of the hierarchies above level 0
+        (hierarchy values as text)."""
+        if hierarchies is None:
+            hierarchies = self.hierarchy_levels(md)
+        if self.mapping is None and hierarchies:
+            tables: dict[str, dict[Any, Any]] = {}
+        else:
+            if not isinstance(self.mapping, Mapping) or not self.mapping:
+                raise ParameterError(
+                    "The 'mapping' parameter must be a non-empty dict {variable: {old: new}} "
+                    "(or give 'hierarchies' and 'levels')."
+                )
+            self._check_columns(md, list(self.mapping))
+            tables = {name: _compose(name, spec) for name, spec in self.mapping.items()}
+        for name, (h, level) in hierarchies.items():
+            if level > 0:
+                tables[name] = h.mapping(level)
+        return tables
 
     def _apply(self, md: Microdata) -> Protected:
-        tables = self._tables(md)
-        cols = [
-            _recode_series(md.frame.get_column(name), table, bool(self.strict))
-            for name, table in tables.items()
-        ]
+        hierarchies = self.hierarchy_levels(md)
+        tables = self._tables(md, hierarchies)
+        cols = []
+        for name, table in tables.items():
+            series = md.frame.get_column(name)
+            if name in hierarchies:
+                h, level = hierarchies[name]
+                cols.append(h.generalise(series, level))
+            else:
+                cols.append(_recode_series(series, table, bool(self.strict)))
+        for name, (h, level) in hierarchies.items():
+            if level == 0:  # the values stay, but the hierarchy must still cover them
+                h.generalise(md.frame.get_column(name), 0)
         frame = md.frame.with_columns(cols)
-        return Protected.from_frames(md, frame, self, details={"mappings": tables})
+        details: dict[str, Any] = {"mappings": tables}
+        if hierarchies:
+            details["hierarchy_levels"] = {n: lv for n, (_, lv) in hierarchies.items()}
+        return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Mapped values are the mapping's targets; other values are unchanged."""
-        tables = self._tables(original)
+        """Mapped values are the mapping's targets (hierarchy labels at their level); other
+        values are unchanged."""
+        hierarchies = self.hierarchy_levels(original)
+        tables = self._tables(original, hierarchies)
         after = protected.microdata.frame
         for name in original.frame.columns:
             a, b = original.frame.get_column(name), after.get_column(name)
+            if name in hierarchies and name in tables:
+                h, level = hierarchies[name]
+                self._require(
+                    h.generalise(a, level).equals(b, null_equal=True),
+                    f"some values of {name!r} are not their labels at level {level}",
+                )
+                continue
             if name not in tables:
                 self._require(a.equals(b, null_equal=True), f"the column {name!r} was changed")
                 continue
@@ -275,7 +433,7 @@ def global_recode(data: Any, **params: Any) -> Protected:
     ----------
     data : DataFrame or Microdata
         The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
-    mapping, strict
+    mapping, strict, hierarchies, levels
         The parameters of :class:`GlobalRecoding`, by name (keyword arguments only).
     **roles
         The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,

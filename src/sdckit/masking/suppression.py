@@ -48,6 +48,11 @@ import polars as pl
 from sdckit._codes import first_index, group_ids
 from sdckit._validation import check_choice, check_int, check_real, column_list
 from sdckit.errors import ColumnError, InfeasibleError, ParameterError
+from sdckit.masking._own_combinations import (
+    check_combination_columns,
+    own_combinations,
+    own_subsets,
+)
 from sdckit.masking._strata import (
     N_JOBS,
     Progress,
@@ -69,6 +74,7 @@ from sdckit.protection import (
     Boolean,
     ColumnMap,
     Columns,
+    Instance,
     Integer,
     ListOf,
     Options,
@@ -79,6 +85,7 @@ from sdckit.protection import (
     require,
 )
 from sdckit.risk._frequencies import frequency_counts
+from sdckit.risk.combinations import KeyCombination
 from sdckit.twins import function_twin
 
 __all__ = [
@@ -184,19 +191,26 @@ def _suppress_subsets(
     priority: np.ndarray,
     wildcard: bool,
     subsets: list[tuple[int, ...]],
+    ks: list[int] | None = None,
 ) -> np.ndarray:
     """``codes`` (changed in place and returned) after suppression on every key subset.
 
-    The work of one stratum (a module-level function, so that it can run in another process).
+    ``ks`` gives each subset its own ``k`` (own key combinations); without it every subset
+    takes ``k``.  The work of one stratum (a module-level function, so that it can run in
+    another process).
     """
     changed = True
     while changed:
         changed = False
-        for subset in subsets:
+        for i, subset in enumerate(subsets):
             cols = list(subset)
             before = int(np.count_nonzero(codes[:, cols] < 0))
             codes[:, cols] = _suppress_codes(
-                codes[:, cols], cardinalities[cols], k, priority[cols], wildcard
+                codes[:, cols],
+                cardinalities[cols],
+                k if ks is None else ks[i],
+                priority[cols],
+                wildcard,
             )
             changed |= int(np.count_nonzero(codes[:, cols] < 0)) > before
         # with wildcards suppression never lowers fk, so one pass is enough; with missing
@@ -486,6 +500,18 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
     combinations : int, optional
         Reach k-anonymity for every subset of ``combinations`` key variables (and so for all
         smaller subsets) instead of the full key set (sdcMicro's ``combs``).
+    key_combinations : list, optional
+        One's own combinations of key variables, each with its own threshold (mu-ARGUS'
+        combinations): ``{"keys": [...], "k": ...}`` tables (``k`` defaults to ``k``),
+        :class:`~sdckit.risk.KeyCombination` objects or lists of keys.  Every combination
+        then meets its own ``k`` (missing values counted as ``missing`` says), instead of
+        the full key set meeting ``k``.  With ``fixed`` keys or ``by_strata`` each
+        combination is reached within their groups (so it holds with them and without).
+    identification_levels : dict, optional
+        ``{key: level}``, 1 = most identifying, 0 = not identifying: the combinations are
+        generated from the levels as mu-ARGUS does (see
+        :func:`sdckit.risk.combinations_from_levels`), each with threshold ``k``.  At most
+        one of ``combinations``, ``key_combinations`` and ``identification_levels``.
     missing : {"wildcard", "category"}, default "wildcard"
         ``"wildcard"``: a missing value matches any value.  ``"category"``: it is a category
         of its own (needs many more suppressions).
@@ -550,6 +576,22 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         "combinations": Param(
             Integer(minimum=1), None, help="reach k-anonymity on every subset of this many keys"
         ),
+        "key_combinations": Param(
+            ListOf(
+                Instance(
+                    (Mapping, KeyCombination, list, tuple),
+                    "a table {keys = [...], k = ...} or a list of key variables",
+                ),
+                min_length=1,
+            ),
+            None,
+            help="own combinations of keys, each with its own k (mu-ARGUS combinations)",
+        ),
+        "identification_levels": Param(
+            ColumnMap(Integer(minimum=0), role="keys"),
+            None,
+            help="mu-ARGUS identification level of each key (1 = most identifying)",
+        ),
         "missing": Param(
             Options("wildcard", "category"),
             help="a missing value matches any value, or is a category of its own",
@@ -575,6 +617,8 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         importance: Importance = None,
         fixed: Sequence[str] | None = None,
         combinations: int | None = None,
+        key_combinations: Sequence[Any] | None = None,
+        identification_levels: Mapping[str, int] | None = None,
         missing: str = "wildcard",
         block_inference: bool = True,
         block_households: bool = True,
@@ -585,6 +629,8 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         self.importance = importance
         self.fixed = fixed
         self.combinations = combinations
+        self.key_combinations = key_combinations
+        self.identification_levels = identification_levels
         self.missing = missing
         self.block_inference = block_inference
         self.block_households = block_households
@@ -607,6 +653,28 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             )
         n_workers(self.n_jobs)
         return k, combos, fixed
+
+    def own_combinations(self, k: int) -> tuple[KeyCombination, ...] | None:
+        """The own key combinations (given or from identification levels), None without."""
+        return own_combinations(
+            k, self.combinations, self.key_combinations, self.identification_levels
+        )
+
+    def validate_params(
+        self, columns: Sequence[str] | None = None, *, where: str | None = None
+    ) -> None:
+        """The declared checks, and the keys of ``key_combinations`` among ``columns``."""
+        super().validate_params(columns, where=where)
+        if self.key_combinations is not None:
+            k = check_int(self.k, "k", minimum=1)
+            check_combination_columns(self.key_combinations, k, columns, where)
+
+    def _own_subsets(
+        self, md: Microdata, k: int, fixed: list[int]
+    ) -> tuple[list[tuple[int, ...]], list[int]] | None:
+        """Own combinations as positions among the free (not fixed) keys, with their k."""
+        own = self.own_combinations(k)
+        return None if own is None else own_subsets(md, own, fixed)
 
     def _strata(self, md: Microdata, k: int) -> Strata | None:
         """The strata to work within (``by_strata``), checked; None for the whole file."""
@@ -654,19 +722,24 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         priority = _priority(md, self.importance, [md.keys[j] for j in fixed])
         kc = md.key_codes
         wildcard = self.missing == "wildcard"
-        groups = self._groups(md, k, fixed)
+        own = self._own_subsets(md, k, fixed)
+        ks = None if own is None else own[1]
+        # with own combinations each is reached within the groups: they need the largest k
+        groups = self._groups(md, k if own is None else max([k, *own[1]]), fixed)
         free = [j for j in range(len(md.keys)) if j not in fixed]
-        subsets = _key_subsets(len(free), combos)
+        subsets = _key_subsets(len(free), combos) if own is None else own[0]
         if not free:  # every key fixed: nothing to suppress (the groups have k records)
             codes = kc.codes.copy()
         elif groups is None:
             codes = _suppress_subsets(
-                kc.codes.copy(), kc.cardinalities, k, priority, wildcard, subsets
+                kc.codes.copy(), kc.cardinalities, k, priority, wildcard, subsets, ks
             )
         else:  # each group on its own (in parallel processes with n_jobs > 1)
             sub_codes = kc.codes[:, free]
             card, prio = kc.cardinalities[free], priority[free]
-            tasks = [(sub_codes[rows], card, k, prio, wildcard, subsets) for rows in groups.rows]
+            tasks = [
+                (sub_codes[rows], card, k, prio, wildcard, subsets, ks) for rows in groups.rows
+            ]
             done = run(
                 _suppress_subsets, tasks, self.n_jobs, weights=groups.sizes(), progress=progress
             )
@@ -702,6 +775,9 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             "k": k,
             "strata": md.strata if self.by_strata else None,
         }
+        own_combos = self.own_combinations(k)
+        if own_combos is not None:
+            details["key_combinations"] = [(list(c.keys), c.k) for c in own_combos]
         if fixed:
             details["fixed"] = [md.keys[j] for j in fixed]
             details["given_back_by_fixed"] = (
@@ -710,7 +786,8 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         return Protected.from_frames(md, frame, self, details=details)
 
     def verify(self, original: Microdata, protected: Protected) -> None:
-        """Recompute ``fk`` (for every key subset when ``combinations`` is set): ``fk >= k``.
+        """Recompute ``fk`` (for every key subset when ``combinations`` is set): ``fk >= k``;
+        with own key combinations, each one's ``fk`` against its own ``k``.
 
         With ``by_strata``, ``fk`` counts the records of the same stratum (the original strata
         column is one more key).  With ``fixed``, no fixed key lost a value, and ``fk`` is
@@ -736,6 +813,17 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             stratum = original.frame.get_column(str(original.strata)).alias(extra[-1])
             md = md.with_frame(md.frame.with_columns(stratum))
         free = [j for j in range(len(keys)) if j not in fixed]
+        own = self.own_combinations(k)
+        if own is not None:  # every combination recounted, with the groups it was reached in
+            for c in own:
+                names = list(dict.fromkeys([*c.keys, *extra]))
+                fk = _fk_after(md, names, self.missing)
+                self._require(
+                    np.all(fk >= c.k),
+                    f"some records have fk < {c.k} in the key combination "
+                    f"{' x '.join(map(repr, c.keys))} after suppression",
+                )
+            return
         for subset in _key_subsets(len(free), combos):
             fk = _fk_after(md, [keys[free[i]] for i in subset] + extra, self.missing)
             self._require(np.all(fk >= k), f"some records have fk < {k} after suppression")
@@ -763,8 +851,8 @@ def local_suppression(data: Any, **params: Any) -> Protected:
     ----------
     data : DataFrame or Microdata
         The microdata (pandas, polars or pyarrow), or a :class:`~sdckit.microdata.Microdata`.
-    k, importance, fixed, combinations, missing, block_inference, block_households, by_strata,
-    n_jobs
+    k, importance, fixed, combinations, key_combinations, identification_levels, missing,
+    block_inference, block_households, by_strata, n_jobs
         The parameters of :class:`LocalSuppression`, by name (keyword arguments only).
     **roles
         The role keywords of :class:`~sdckit.microdata.Microdata` (``keys``, ``numeric``,

@@ -18,6 +18,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         frequency_counts,
     )
     from sdckit.risk.assessment import RiskAssessment, assess_risk
+    from sdckit.risk.combinations import (
+        CombinationRisk,
+        KeyCombination,
+        combination_risk,
+        combinations_from_levels,
+        combinations_up_to,
+        key_combinations,
+    )
     from sdckit.risk.diversity import LDiversityResult, l_diversity
     from sdckit.risk.graphical import (
         DecomposableFit,
@@ -67,6 +75,14 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "frequency_counts",
     ),
     "sdckit.risk.assessment": ("RiskAssessment", "assess_risk"),
+    "sdckit.risk.combinations": (
+        "CombinationRisk",
+        "KeyCombination",
+        "combination_risk",
+        "combinations_from_levels",
+        "combinations_up_to",
+        "key_combinations",
+    ),
     "sdckit.risk.diversity": ("LDiversityResult", "l_diversity"),
     "sdckit.risk.graphical": (
         "DecomposableFit",
@@ -113,6 +129,7 @@ _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 _SUBMODULES = frozenset(
     (
         "assessment",
+        "combinations",
         "diversity",
         "graphical",
         "individual",
@@ -142,6 +159,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CombinationRisk",
     "DecomposableFit",
     "DecomposableModel",
     "DecomposableRiskResult",
@@ -151,6 +169,7 @@ __all__ = [
     "IntervalDisclosureResult",
     "IntervalDisclosureRmdResult",
     "KAnonymityViolations",
+    "KeyCombination",
     "LDiversityResult",
     "LogLinearRiskResult",
     "ModelSearchResult",
@@ -162,6 +181,9 @@ __all__ = [
     "UnsafeCombinationsResult",
     "assess_risk",
     "benedetti_franconi_risk",
+    "combination_risk",
+    "combinations_from_levels",
+    "combinations_up_to",
     "decomposable_risk",
     "ewens",
     "fit_decomposable",
@@ -173,6 +195,7 @@ __all__ = [
     "individual_risk_of",
     "interval_disclosure",
     "interval_disclosure_rmd",
+    "key_combinations",
     "l_diversity",
     "loglinear_risk",
     "minimal_unsafe_combinations",

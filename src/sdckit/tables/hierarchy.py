@@ -3,7 +3,8 @@
 A :class:`Hierarchy` lists its nodes in depth-first order (the total first), with the parent of
 each node.  It can be given as a flat list of codes, as a mapping ``parent -> children``, or as
 codes whose prefixes of given lengths define the levels (industry codes such as ``"C"`` >
-``"C10"`` > ``"C101"``).
+``"C10"`` > ``"C101"``), or from a :class:`~sdckit.hierarchies.GeneralisationHierarchy` (its
+labels of each level under those of the level above).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from functools import cached_property
 import numpy as np
 
 from sdckit.errors import DataError, ParameterError
+from sdckit.hierarchies import GeneralisationHierarchy
 
 __all__ = ["Hierarchy"]
 
@@ -108,10 +110,65 @@ class Hierarchy:
         return cls.from_dict({p: k for p, k in tree.items() if k})
 
     @classmethod
+    def from_generalisation(
+        cls, hierarchy: GeneralisationHierarchy, total: str = "Total"
+    ) -> Hierarchy:
+        """The tree of a generalisation hierarchy: each label under its label one level up.
+
+        The original values are the leaves.  A label that stays the same from one level to
+        the next is one node; when the top level has one label it is the total, otherwise
+        ``total`` is added above the top level's labels.
+
+        Raises
+        ------
+        DataError
+            A label names two different groups (at two levels): rename one of them.
+
+        Examples
+        --------
+        >>> from sdckit.hierarchies import GeneralisationHierarchy
+        >>> g = GeneralisationHierarchy.from_prefixes(["011", "012", "021"], keep=[2, 1])
+        >>> h = Hierarchy.from_generalisation(g)
+        >>> h.codes
+        ('*', '0**', '01*', '011', '012', '02*', '021')
+        """
+        if not isinstance(hierarchy, GeneralisationHierarchy):
+            raise ParameterError(
+                "Hierarchy.from_generalisation takes a GeneralisationHierarchy "
+                "(sdckit.hierarchies)."
+            )
+        rows = hierarchy.table()
+        top = {row[-1] for row in rows}
+        root = next(iter(top)) if len(top) == 1 else str(total)
+        tree: dict[str, list[str]] = {root: []}
+        parent_of: dict[str, str] = {}
+        for row in rows:
+            chain = [row[0]]
+            for label in row[1:]:
+                if label != chain[-1]:  # a label kept from the level below is the same node
+                    chain.append(label)
+            if chain[-1] != root:
+                chain.append(root)
+            for child, parent in itertools.pairwise(chain):
+                known = parent_of.setdefault(child, parent)
+                if known != parent:
+                    raise DataError(
+                        "A label of the generalisation hierarchy names two different groups "
+                        "(it appears under two labels); give each group its own label."
+                    )
+                kids = tree.setdefault(parent, [])
+                if child not in kids:
+                    kids.append(child)
+        return cls.from_dict({p: k for p, k in tree.items() if k})
+
+    @classmethod
     def coerce(cls, spec: object, values: Iterable[object] | None = None) -> Hierarchy:
-        """Turn a dimension spec (Hierarchy, dict, list of codes, or None) into a Hierarchy."""
+        """Turn a dimension spec (Hierarchy, GeneralisationHierarchy, dict, list of codes, or
+        None) into a Hierarchy."""
         if isinstance(spec, Hierarchy):
             return spec
+        if isinstance(spec, GeneralisationHierarchy):
+            return cls.from_generalisation(spec)
         if isinstance(spec, Mapping):
             return cls.from_dict(spec)
         if spec is None:
