@@ -1,15 +1,13 @@
 """Where a key's hierarchy comes from: an ARX hierarchy CSV file, an inline builder, rows.
 
-A small stand-in until :mod:`sdckit.hierarchies` lands: everything here ends in the rows
-:class:`~sdckit.lattice.LatticeData` reads (one row per value, its label at every level), so
-the reader and the builders can be swapped for the real ones without touching their callers.
+Everything here ends in the rows :class:`~sdckit.lattice.LatticeData` reads (one row per
+value, its label at every level).  Files are read and bands built by
+:class:`sdckit.hierarchies.GeneralisationHierarchy`; ``redact`` masks trailing characters of
+codes of any length (``from_prefixes`` needs codes of one length).
 """
 
 from __future__ import annotations
 
-import csv
-import itertools
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from sdckit.errors import ParameterError
+from sdckit.hierarchies import GeneralisationHierarchy
 from sdckit.lattice._data import _as_text
 
 __all__ = ["BUILDERS", "hierarchy_rows", "read_hierarchy_csv"]
@@ -25,7 +24,7 @@ Rows = tuple[tuple[str, ...], ...]
 
 #: The inline builders of a job file's ``[steps.hierarchies]`` and what they make.
 BUILDERS = {
-    "bands": "numbers in bands of the given widths, each a multiple of the one before, then *",
+    "bands": "numbers in bands [a, b) of the given widths, each a multiple of the one before",
     "redact": "codes losing one more trailing character per level (0123, 012*, 01**, ...), then *",
     "flat": "each value, then *",
 }
@@ -39,8 +38,7 @@ def read_hierarchy_csv(path: str | Path, key: str) -> Rows:
             f"the hierarchy file of key {key!r} does not exist ({file.name}); give the path of "
             "an ARX hierarchy CSV file, relative to the job file."
         )
-    with file.open(encoding="utf-8-sig", newline="") as handle:
-        rows = tuple(tuple(r) for r in csv.reader(handle, delimiter=";") if r)
+    rows = GeneralisationHierarchy.read_arx_csv(file).table()
     if not rows:
         raise ParameterError(f"the hierarchy file of key {key!r} ({file.name}) is empty.")
     return rows
@@ -53,26 +51,19 @@ def _bands(values: list[str], widths: Any, key: str) -> Rows:
         )
     if not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in widths):
         raise ParameterError(f"the band widths of key {key!r} must be whole numbers >= 1.")
-    if any(b % a for a, b in itertools.pairwise(widths)):
-        raise ParameterError(
-            f"each band width of key {key!r} must be a multiple of the one before "
-            "(e.g. 5, 10, 20), so that every band lies within one band of the next level."
-        )
     numbers = pl.Series(values).cast(pl.Float64, strict=False)
     if numbers.null_count():
         raise ParameterError(
             f"the 'bands' hierarchy of key {key!r} needs numbers; the key has other values "
             "(give a hierarchy file, or 'redact' or 'flat')."
         )
-    whole = all(float(v).is_integer() for v in numbers)
-    rows = []
-    for text, v in zip(values, numbers, strict=True):
-        labels = [text]
-        for w in widths:
-            low = math.floor(v / w) * w
-            labels.append(f"{low:g}-{low + w - 1:g}" if whole else f"[{low:g}, {low + w:g})")
-        rows.append((*labels, "*"))
-    return tuple(rows)
+    try:
+        bands = GeneralisationHierarchy.from_intervals(numbers.to_list(), widths=list(widths))
+    except ParameterError as error:
+        raise ParameterError(f"the 'bands' hierarchy of key {key!r}: {error}") from None
+    # the hierarchy lists each number once as sdckit writes it; the key's values as written
+    by_number = {float(row[0]): row[1:] for row in bands.table()}
+    return tuple((text, *by_number[float(v)]) for text, v in zip(values, numbers, strict=True))
 
 
 def _redact(values: list[str]) -> Rows:
