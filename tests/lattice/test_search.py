@@ -19,6 +19,7 @@ from sdckit.lattice import (
     NodeClasses,
     PrivacyModel,
     _rollup,
+    recode_locally,
     search_lattice,
 )
 
@@ -271,3 +272,42 @@ def test_many_values_group_by_hash_the_same_as_by_counting() -> None:
         expected = _classes_from_records(data, levels)
         assert [tuple(c) for c in classes.codes.tolist()] == sorted(expected)
         assert classes.sizes.sum() == 500
+
+
+@given(lattices(), st.integers(2, 4), st.sampled_from([0.1, 0.25, 0.5]))
+def test_local_recoding_releases_k_anonymous_records_by_recount(data, k, limit) -> None:
+    local = recode_locally(data, [KAnonymity(k)], Height(), suppression_limit=limit)
+    first = local.rounds[0]
+    reference = search_lattice(data, [KAnonymity(k)], Height(), suppression_limit=limit)
+    assert first.optimum == reference.optimum
+    release = local.release()
+    kept = release.filter(pl.col(data.keys[0]).is_not_null())
+    assert kept.height + local.n_suppressed == data.n_records
+    # the recount: every released combination of values is shared by at least k records
+    if kept.height:
+        assert kept.group_by(list(data.keys)).len()["len"].min() >= k
+    assert local.n_suppressed <= (first.n_suppressed if first.optimum else data.n_records)
+    assert sum(local.released_by_round) == kept.height
+    if first.optimum is not None:
+        # at most the global search's suppression, which is within the limit
+        assert local.n_suppressed <= math.floor(limit * data.n_records)
+        # records released by round 1 are at the global optimum
+        round_one = (local.levels == np.array(first.optimum)).all(axis=1)
+        assert round_one.sum() == local.released_by_round[0]
+
+
+def test_local_recoding_by_hand() -> None:
+    # ages 31 x3, 35, 47, 48; k = 2, half may be suppressed (3 records)
+    df = pl.DataFrame({"age": [31, 31, 31, 35, 47, 48], "sex": ["f"] * 6})
+    age = [("31", "30-39", "*"), ("35", "30-39", "*"), ("47", "40-49", "*"), ("48", "40-49", "*")]
+    data = LatticeData.build(df, {"age": age, "sex": [("f", "*")]})
+    local = recode_locally(data, [KAnonymity(2)], Height(), suppression_limit=0.5)
+    # round 1: level 0 suppresses 35, 47, 48; round 2 (those three, 1 may be suppressed):
+    # 30-39 x1 suppressed, 40-49 x2 released; round 3 (35 alone): nothing meets k = 2
+    assert [r.optimum for r in local.rounds] == [(0, 0), (1, 0), None]
+    assert local.released_by_round == (3, 2, 0) and local.n_suppressed == 1
+    assert local.release()["age"].to_list() == ["31", "31", "31", None, "40-49", "40-49"]
+    assert local.to_frame()["suppressed"].to_list() == [False] * 3 + [True, False, False]
+    assert "round 2" in str(local.summary())
+    with pytest.raises(ParameterError, match="max_rounds"):
+        recode_locally(data, [KAnonymity(2)], Height(), max_rounds=0)
