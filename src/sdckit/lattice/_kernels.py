@@ -22,13 +22,13 @@ def rollup_groups(
     offsets: np.ndarray,
     widths: np.ndarray,
     parent_sizes: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - jit
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
     """Group the parent classes by their generalised codes.
 
     ``flat_maps[offsets[j] + c]`` is the node's code of level-0 code ``c`` of key ``j``; the
     codes of key ``j`` are below ``widths[j]`` and the product of the widths fits an int64.
     Returns each parent class's group (in order of first appearance), each group's packed
-    key, its first parent class and its size.
+    key, its first parent class, its size and its codes.
     """
     n, m = rep.shape
     bits = 1
@@ -43,11 +43,14 @@ def rollup_groups(
     keys = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     sizes = np.zeros(n, dtype=np.int64)
+    codes = np.empty((n, m), dtype=np.int32)
+    row = np.empty(m, dtype=np.int32)
     n_groups = 0
     for i in range(n):
         key = np.int64(0)
         for j in range(m):
-            key = key * widths[j] + flat_maps[offsets[j] + rep[i, j]]
+            row[j] = flat_maps[offsets[j] + rep[i, j]]
+            key = key * widths[j] + row[j]
         slot = np.int64((np.uint64(key) * _GOLDEN) >> shift)
         while True:
             found = slot_id[slot]
@@ -56,6 +59,7 @@ def rollup_groups(
                 slot_key[slot] = key
                 keys[n_groups] = key
                 first[n_groups] = i
+                codes[n_groups] = row
                 found = n_groups
                 n_groups += 1
                 break
@@ -64,4 +68,4 @@ def rollup_groups(
             slot = (slot + 1) & mask
         ids[i] = found
         sizes[found] += parent_sizes[i]
-    return ids, keys[:n_groups], first[:n_groups], sizes[:n_groups]
+    return ids, keys[:n_groups], first[:n_groups], sizes[:n_groups], codes[:n_groups]

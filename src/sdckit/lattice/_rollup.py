@@ -37,10 +37,11 @@ class _Snapshot:
     of_bottom: np.ndarray  # int64, per bottom class: its class at this node
     sizes: np.ndarray  # int64, records per class
     rep: np.ndarray  # (n_classes, n_keys) int32: a level-0 code tuple of each class
+    codes: np.ndarray  # (n_classes, n_keys) int32: the class's codes at this node
 
     @property
     def n_elements(self) -> int:
-        return int(self.of_bottom.size + self.sizes.size + self.rep.size)
+        return int(self.of_bottom.size + self.sizes.size + 2 * self.rep.size)
 
 
 def _group(codes: np.ndarray, widths: Sequence[int]) -> tuple[np.ndarray, int]:
@@ -89,6 +90,7 @@ class Snapshots:
             of_bottom=np.arange(n_bottom, dtype=np.int64),
             sizes=sizes,
             rep=rep,
+            codes=rep,
         )
         # a ring of cached nodes: their levels and class counts side by side, to choose a
         # parent with one vectorised comparison
@@ -124,7 +126,7 @@ class Snapshots:
         if float(np.prod(widths.astype(np.float64))) < _PACK_LIMIT:
             from sdckit.lattice._kernels import rollup_groups
 
-            ids, keys, first, sizes = rollup_groups(
+            ids, keys, first, sizes, codes = rollup_groups(
                 parent.rep, np.concatenate(level_maps), self._offsets, widths, parent.sizes
             )
             # number the classes by their key: the same numbering from any parent
@@ -134,6 +136,7 @@ class Snapshots:
             ids = rank[ids]
             sizes = sizes[order]
             rep = parent.rep[first[order]]
+            codes = codes[order]
         else:
             codes = np.empty(parent.rep.shape, dtype=np.int64)
             for j, level_map in enumerate(level_maps):
@@ -142,7 +145,12 @@ class Snapshots:
             sizes = np.bincount(ids, weights=parent.sizes, minlength=n_classes).astype(np.int64)
             rep = np.empty((n_classes, parent.rep.shape[1]), dtype=np.int32)
             rep[ids] = parent.rep
-        snap = _Snapshot(levels=levels, of_bottom=ids[parent.of_bottom], sizes=sizes, rep=rep)
+            codes = np.empty(rep.shape, dtype=np.int32)
+            for j, level_map in enumerate(level_maps):
+                codes[:, j] = level_map[rep[:, j]]
+        snap = _Snapshot(
+            levels=levels, of_bottom=ids[parent.of_bottom], sizes=sizes, rep=rep, codes=codes
+        )
         self._store(snap)
         return snap
 
@@ -171,8 +179,4 @@ class Snapshots:
     def classes(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each record's class, the class sizes and the class codes at node ``levels``."""
         snap = self.snapshot(levels)
-        class_of = snap.of_bottom[self.record_class]
-        codes = np.empty(snap.rep.shape, dtype=np.int32)
-        for j, lv in enumerate(levels):
-            codes[:, j] = self.maps[j][lv][snap.rep[:, j]]
-        return class_of, snap.sizes, codes
+        return snap.of_bottom[self.record_class], snap.sizes, snap.codes
