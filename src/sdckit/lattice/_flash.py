@@ -24,6 +24,7 @@ the least lower bound of the minimal unresolved nodes (every unresolved node is 
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -80,6 +81,7 @@ class Search:
         self.predict = models_are_monotone(models, suppression_limit)
         self.monotone = measure_is_monotone(measure, suppression_limit)
         self.has_bound = type(measure).lower_bound is not LossMeasure.lower_bound
+        self.rank = self._strategy()
         self._bounds: dict[int, float] = {}
         self.rows: list[tuple[int, bool, int, float]] = []
         self.losses: dict[int, float] = {}
@@ -87,6 +89,29 @@ class Search:
         self.max_nodes = max_nodes
         self.deadline = None if time_limit is None else time.perf_counter() + time_limit
         self.stopped: str | None = None
+
+    def _strategy(self) -> np.ndarray:
+        """Each node's rank in the traversal: by level, then the least share of each key's
+        hierarchy climbed, then the most distinct values kept, then id (a stable order in
+        the spirit of ARX's Flash strategy)."""
+        heights = self.data.heights
+        climbed = [np.arange(h + 1, dtype=np.float64) / max(h, 1) for h in heights]
+        kept = [
+            -np.array([m[lv].max() + 1 for lv in range(m.shape[0])], dtype=np.float64)
+            / (m[0].max() + 1)
+            for m in self.data.maps
+        ]
+        order = np.lexsort(
+            (
+                np.arange(self.lattice.size),
+                self.lattice.sums(kept),
+                self.lattice.sums(climbed),
+                self.lattice.level_sums(),
+            )
+        )
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size, dtype=np.int64)
+        return rank
 
     # -- state -----------------------------------------------------------------------------
 
@@ -171,12 +196,13 @@ class Search:
             ]
             if not candidates:
                 return path
-            # the least bound first (Flash's strategy is utility-driven); ids break ties
-            current = min(candidates, key=lambda s: (self.bound(s), s))
+            # the least bound first, then the traversal's order
+            current = min(candidates, key=lambda s: (self.bound(s), self.rank[s]))
             path.append(current)
 
-    def _check_path(self, path: list[int]) -> None:
-        """Binary search of the path for its lowest anonymous node (anonymity is monotone)."""
+    def _check_path(self, path: list[int], queue: list[tuple[int, int]]) -> None:
+        """Binary search of the path for its lowest anonymous node (anonymity is monotone);
+        the successors of the non-anonymous nodes checked go on the queue (Flash's branches)."""
         low, high = 0, len(path) - 1
         while low <= high and not self.must_stop():
             mid = (low + high) // 2
@@ -189,24 +215,34 @@ class Search:
                 continue
             anonymous = self.evaluate(node)
             if anonymous is False:
+                for s in self.lattice.successors(node, self.lattice.levels_of(node)):
+                    if self.anon[s] == UNKNOWN and not self.resolved(s):
+                        heapq.heappush(queue, (int(self.rank[s]), s))
                 low = mid + 1
             else:
                 high = mid - 1
 
     def flash(self) -> None:
-        """Bottom-up over the levels of the lattice; paths searched binary where tagging holds."""
-        sums = self.lattice.level_sums()
-        order = np.argsort(sums, kind="stable")  # by level, then by id
+        """Level by level through the lattice (in the traversal's order); from each node left
+        unresolved, paths searched binary where tagging holds, else the node evaluated."""
+        order = np.argsort(self.rank)
+        queue: list[tuple[int, int]] = []
         for start in range(0, order.size, _CHUNK):
             chunk = order[start : start + _CHUNK]
             for node in chunk[self.unresolved(chunk)].tolist():
-                while not self.resolved(node):
+                heapq.heappush(queue, (int(self.rank[node]), node))
+                while queue:
                     if self.must_stop():
                         return
-                    if self.predict and self.anon[node] == UNKNOWN:
-                        self._check_path(self._path(node))
+                    _, head = heapq.heappop(queue)
+                    if self.resolved(head):
+                        continue
+                    if self.predict and self.anon[head] == UNKNOWN:
+                        self._check_path(self._path(head), queue)
                     else:
-                        self.evaluate(node)
+                        self.evaluate(head)
+                    if not self.resolved(head):
+                        heapq.heappush(queue, (int(self.rank[head]), head))
 
     # -- heuristic ---------------------------------------------------------------------------
 
@@ -214,7 +250,7 @@ class Search:
         """Find an anonymous node fast: a binary search of a greedy path up from the bottom
         where tagging holds, else a greedy ascent to the least-loss successor."""
         if self.predict:
-            self._check_path(self._path(0))
+            self._check_path(self._path(0), [])
             return
         node = 0
         while not self.must_stop():

@@ -77,13 +77,14 @@ class Lattice:
 
     def level_sums(self) -> np.ndarray:
         """The sum of the levels of every node, by id."""
-        return self._box_sums()
+        return self.sums([np.arange(r, dtype=np.int64) for r in self.radix.tolist()])
 
-    def _box_sums(self) -> np.ndarray:
-        sums = np.zeros(1, dtype=np.int64)
-        for r in self.radix.tolist():
-            sums = np.add.outer(sums, np.arange(r, dtype=np.int64)).reshape(-1)
-        return sums
+    def sums(self, per_key: Sequence[np.ndarray]) -> np.ndarray:
+        """``sum(per_key[j][level[j]])`` of every node, by id."""
+        total = np.zeros(1, dtype=np.asarray(per_key[0]).dtype)
+        for values in per_key:
+            total = np.add.outer(total, values).reshape(-1)
+        return total
 
     def minimal(self, mask: np.ndarray) -> np.ndarray:
         """Ids of the nodes of ``mask`` none of whose direct predecessors is in ``mask``."""
