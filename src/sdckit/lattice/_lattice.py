@@ -18,7 +18,7 @@ from sdckit.errors import ParameterError
 __all__ = ["Lattice"]
 
 # Per-node state is kept in arrays of the lattice's size: refuse lattices that would not fit.
-MAX_NODES = 1 << 27
+MAX_NODES = 1 << 25
 
 
 class Lattice:
