@@ -142,6 +142,8 @@ def test_a_model_that_is_not_monotone_is_searched_exactly(data, m, limit) -> Non
     reference = search_lattice(data, *args, suppression_limit=limit, algorithm="exhaustive")
     fast = search_lattice(data, *args, suppression_limit=limit)
     _same(fast, reference)
+    # the heuristic's greedy ascent (no tagging) and its descent, then Flash: the same optimum
+    _same(search_lattice(data, *args, suppression_limit=limit, algorithm="heuristic"), reference)
     # proven only because every node that could beat the optimum was evaluated: no tagging
     # without monotonicity, only the bound (Height: its loss) and the monotone measure
     best = math.inf if fast.optimum is None else fast.loss
@@ -231,6 +233,15 @@ def test_bad_search_arguments_are_refused(kwargs, match) -> None:
     data = _adult(("sex", "race"))
     with pytest.raises(ParameterError, match=match):
         search_lattice(data, [KAnonymity(2)], Height(), **kwargs)
+
+
+def test_a_lattice_too_large_to_hold_is_refused() -> None:
+    frame = pl.DataFrame({f"k{j}": ["a", "b"] for j in range(26)})
+    hierarchy = [("a", "*"), ("b", "*")]
+    data = LatticeData.build(frame, dict.fromkeys(frame.columns, hierarchy))
+    assert data.n_nodes == 2**26
+    with pytest.raises(ParameterError, match="nodes"):
+        search_lattice(data, [KAnonymity(2)], Height())
 
 
 def _classes_from_records(data: LatticeData, levels: tuple[int, ...]) -> dict[tuple, int]:
