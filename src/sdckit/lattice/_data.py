@@ -13,7 +13,7 @@ are matched as text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,8 +225,8 @@ class LatticeData:
             snapshots = Snapshots(self.base, self.maps)
             # a cache, not a field: the data stay frozen and compare as before
             object.__setattr__(self, "_snapshots", snapshots)
-        class_of, sizes, codes = snapshots.classes(levels)
-        return NodeClasses(levels=levels, class_of=class_of, sizes=sizes, codes=codes, data=self)
+        gather, sizes, codes = snapshots.classes(levels)
+        return _RolledUpClasses(levels, None, sizes, codes, self, gather=gather)
 
 
 def _as_text(column: pl.Series) -> pl.Series:
@@ -296,3 +296,36 @@ class NodeClasses:
         if self.data.weights is None:
             return self.sizes.astype(np.float64)
         return np.bincount(self.class_of, weights=self.data.weights, minlength=self.n_classes)
+
+
+class _RolledUpClasses(NodeClasses):
+    """:class:`NodeClasses` whose per-record ``class_of`` is gathered on first use.
+
+    Models and measures that read only the class sizes and codes (k-anonymity, height, most
+    loss measures) then never touch the records: a node costs the same for 30,000 records as
+    for 1,000,000.
+    """
+
+    def __init__(
+        self,
+        levels: tuple[int, ...],
+        class_of: np.ndarray | None,
+        sizes: np.ndarray,
+        codes: np.ndarray,
+        data: LatticeData,
+        *,
+        gather: Callable[[], np.ndarray] | None = None,
+    ) -> None:
+        # frozen: set once here, as the dataclass's own __init__ does
+        for name, value in (("levels", levels), ("sizes", sizes), ("codes", codes)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "_class_of", class_of)
+        object.__setattr__(self, "_gather", gather)
+
+    @property  # type: ignore[override]
+    def class_of(self) -> np.ndarray:
+        """Each record's class, ``0..n_classes-1`` (gathered on first use)."""
+        if self._class_of is None:
+            object.__setattr__(self, "_class_of", self._gather())
+        return self._class_of

@@ -15,7 +15,7 @@ This module works on arrays only (it is used by :mod:`sdckit.lattice._data`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,7 +176,12 @@ class Snapshots:
             self._slots[slot] = None
             self._counts[slot] = _EMPTY
 
-    def classes(self, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each record's class, the class sizes and the class codes at node ``levels``."""
+    def classes(
+        self, levels: tuple[int, ...]
+    ) -> tuple[Callable[[], np.ndarray], np.ndarray, np.ndarray]:
+        """A function giving each record's class, the class sizes and the class codes at node
+        ``levels`` (the per-record index is the only part that touches every record: it is
+        gathered when asked for)."""
         snap = self.snapshot(levels)
-        return snap.of_bottom[self.record_class], snap.sizes, snap.codes
+        record_class = self.record_class
+        return (lambda: snap.of_bottom[record_class]), snap.sizes, snap.codes
