@@ -322,3 +322,15 @@ def test_local_recoding_by_hand() -> None:
     assert "round 2" in str(local.summary())
     with pytest.raises(ParameterError, match="max_rounds"):
         recode_locally(data, [KAnonymity(2)], Height(), max_rounds=0)
+
+
+def test_a_search_repeated_on_warm_snapshots_gives_the_same_bytes() -> None:
+    data = _adult(("sex", "age", "race", "marital-status", "education"))
+    first = search_lattice(data, [KAnonymity(5)], Height(), suppression_limit=0.04)
+    again = search_lattice(data, [KAnonymity(5)], Height(), suppression_limit=0.04)
+    assert first.nodes.equals(again.nodes) and first.optimum == again.optimum
+    fresh = _adult(("sex", "age", "race", "marital-status", "education"))
+    for levels in first.nodes.select(data.keys).rows()[:20]:
+        warm, cold = data.classes(levels), fresh.classes(levels)
+        assert np.array_equal(warm.class_of, cold.class_of)
+        assert np.array_equal(warm.codes, cold.codes)
