@@ -77,12 +77,16 @@ def test_node_check_suppresses_the_failing_classes_within_the_limit() -> None:
 
 def test_exhaustive_search_finds_the_least_loss_node() -> None:
     data = _data()
-    result = search_lattice(data, [KAnonymity(2)], Height(), suppression_limit=0.0)
+    result = search_lattice(
+        data, [KAnonymity(2)], Height(), suppression_limit=0.0, algorithm="exhaustive"
+    )
     # (1,1): 30-39 x3, 40-49 x3 ; (2,0): f x4, m x2 -- both height 2, first in order wins
     assert result.optimum == (1, 1) and result.loss == 2.0 and result.proven_optimal
     assert result.nodes.height == 6 and result.n_evaluated == 6
     anonymous = result.nodes.filter(pl.col("anonymous")).select("age", "sex").rows()
     assert sorted(anonymous) == [(1, 1), (2, 0), (2, 1)]
     assert "optimum" in str(result.summary())
-    limited = search_lattice(data, [KAnonymity(2)], Height(), suppression_limit=0.2)
+    limited = search_lattice(
+        data, [KAnonymity(2)], Height(), suppression_limit=0.2, algorithm="exhaustive"
+    )
     assert limited.optimum == (1, 0) and limited.n_suppressed == 1

@@ -5,7 +5,9 @@ and the search for the least-loss node that meets a target (ARX's approach).
 levels; :func:`evaluate_node` checks one node against the privacy models
 (:mod:`~sdckit.lattice.models`, :mod:`~sdckit.lattice.diversity`,
 :mod:`~sdckit.lattice.risk_models`) and scores it with a :mod:`~sdckit.lattice.loss` measure;
-:func:`search_lattice` finds the optimum.
+:func:`search_lattice` finds the optimum; :func:`recode_locally` releases the records the
+optimum suppresses at other levels; :class:`LatticeAnonymization` (``method = "auto"`` in a
+job) applies the optimum to a file.
 """
 
 from sdckit.lattice._check import NodeResult, evaluate_node, suppression_budget
@@ -18,6 +20,7 @@ from sdckit.lattice.diversity import (
     OrderedDistanceTCloseness,
     RecursiveCLDiversity,
 )
+from sdckit.lattice.local import LocalRecoding, recode_locally
 from sdckit.lattice.loss import (
     AECS,
     Discernibility,
@@ -56,6 +59,7 @@ __all__ = [
     "KMap",
     "LatticeAnonymization",
     "LatticeData",
+    "LocalRecoding",
     "Loss",
     "LossMeasure",
     "NodeClasses",
@@ -71,6 +75,7 @@ __all__ = [
     "SuppressedAndRecoded",
     "anonymize_lattice",
     "evaluate_node",
+    "recode_locally",
     "search_lattice",
     "suppression_budget",
 ]

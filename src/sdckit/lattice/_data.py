@@ -13,15 +13,15 @@ are matched as text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from sdckit._codes import factorize
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.lattice._rollup import Snapshots
 
 __all__ = ["LatticeData", "NodeClasses"]
 
@@ -212,38 +212,21 @@ class LatticeData:
         return levels
 
     def classes(self, levels: Sequence[int]) -> NodeClasses:
-        """The equivalence classes of the records at node ``levels``."""
+        """The equivalence classes of the records at node ``levels``.
+
+        The records are grouped once (at the bottom node); every other node's classes are
+        rolled up from the classes of a more specific node computed before
+        (:mod:`sdckit.lattice._rollup`).  Classes are numbered in lexicographic order of their
+        codes.
+        """
         levels = self.check_levels(levels)
-        n = self.n_records
-        packed = np.zeros(n, dtype=np.int64)
-        radix = 1
-        for j, level in enumerate(levels):
-            width = int(self.maps[j][level].max()) + 1 if self.maps[j].shape[1] else 1
-            if radix > (2**62) // max(width, 1):
-                return self._classes_by_rows(levels)
-            packed += self.maps[j][level][self.base[:, j]].astype(np.int64) * radix
-            radix *= width
-        class_of, n_classes = factorize(packed, size=radix if radix < 2**62 else None)
-        return self._node(levels, class_of, n_classes)
-
-    def _classes_by_rows(self, levels: tuple[int, ...]) -> NodeClasses:
-        codes = np.column_stack([self.maps[j][lv][self.base[:, j]] for j, lv in enumerate(levels)])
-        _, class_of = np.unique(codes, axis=0, return_inverse=True)
-        class_of = class_of.reshape(-1).astype(np.int64)
-        return self._node(levels, class_of, int(class_of.max()) + 1 if len(class_of) else 0)
-
-    def _node(self, levels: tuple[int, ...], class_of: np.ndarray, n_classes: int) -> NodeClasses:
-        sizes = np.bincount(class_of, minlength=n_classes).astype(np.int64)
-        first = np.full(n_classes, self.n_records, dtype=np.int64)
-        np.minimum.at(first, class_of, np.arange(self.n_records, dtype=np.int64))
-        codes = (
-            np.column_stack(
-                [self.maps[j][lv][self.base[first, j]] for j, lv in enumerate(levels)]
-            ).astype(np.int32)
-            if n_classes
-            else np.zeros((0, len(levels)), dtype=np.int32)
-        )
-        return NodeClasses(levels=levels, class_of=class_of, sizes=sizes, codes=codes, data=self)
+        snapshots = self.__dict__.get("_snapshots")
+        if snapshots is None:
+            snapshots = Snapshots(self.base, self.maps)
+            # a cache, not a field: the data stay frozen and compare as before
+            object.__setattr__(self, "_snapshots", snapshots)
+        gather, sizes, codes = snapshots.classes(levels)
+        return _RolledUpClasses(levels, None, sizes, codes, self, gather=gather)
 
 
 def _as_text(column: pl.Series) -> pl.Series:
@@ -313,3 +296,36 @@ class NodeClasses:
         if self.data.weights is None:
             return self.sizes.astype(np.float64)
         return np.bincount(self.class_of, weights=self.data.weights, minlength=self.n_classes)
+
+
+class _RolledUpClasses(NodeClasses):
+    """:class:`NodeClasses` whose per-record ``class_of`` is gathered on first use.
+
+    Models and measures that read only the class sizes and codes (k-anonymity, height, most
+    loss measures) then never touch the records: a node costs the same for 30,000 records as
+    for 1,000,000.
+    """
+
+    def __init__(
+        self,
+        levels: tuple[int, ...],
+        class_of: np.ndarray | None,
+        sizes: np.ndarray,
+        codes: np.ndarray,
+        data: LatticeData,
+        *,
+        gather: Callable[[], np.ndarray] | None = None,
+    ) -> None:
+        # frozen: set once here, as the dataclass's own __init__ does
+        for name, value in (("levels", levels), ("sizes", sizes), ("codes", codes)):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "_class_of", class_of)
+        object.__setattr__(self, "_gather", gather)
+
+    @property  # type: ignore[override]
+    def class_of(self) -> np.ndarray:
+        """Each record's class, ``0..n_classes-1`` (gathered on first use)."""
+        if self._class_of is None:
+            object.__setattr__(self, "_class_of", self._gather())
+        return self._class_of
