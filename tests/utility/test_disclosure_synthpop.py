@@ -22,10 +22,9 @@ The vignette's Table 2 (Adult data, exclusions) is checked the same way, on UCI'
 as the R package arules ships it.
 
 The synthetic file used is the original itself (so ``repU = UiO`` and ``DiSCO = Dorig``).
-The data are read from synthpop's ``data/SD2011.rda`` and arules' ``data/AdultUCI.rda`` (both
-GPL), not shipped with sdckit: from the files named by ``SDCKIT_SD2011_RDA`` and
-``SDCKIT_ADULTUCI_RDA``, or from local mirrors of the two repositories; a test is skipped when
-its data are not there.
+The data are synthpop's ``data/SD2011.rda`` and arules' ``data/AdultUCI.rda`` (both GPL; test
+fixtures in tests/data/synthpop, not shipped with sdckit: README there), or the files named by
+``SDCKIT_SD2011_RDA`` and ``SDCKIT_ADULTUCI_RDA``.
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from sdckit.utility import synthetic_disclosure
 from sdckit.utility._disclosure_codes import encode_variable
 
 MIRROR = Path("/work/.mirror/bnowok+synthpop/repo")
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "synthpop"
 KEYS = ["sex", "age", "region", "placesize"]
 TARGETS = ["depress", "income", "ls", "marital", "workab"]
 
@@ -52,6 +52,9 @@ def _rda(env: str, mirror: Path, path: str, tmp: pytest.TempPathFactory) -> Path
     named = os.environ.get(env)
     if named and Path(named).is_file():
         return Path(named)
+    copy = FIXTURES / Path(path).name  # the copies the tests ship (tests/data/synthpop)
+    if copy.is_file():
+        return copy
     if not mirror.is_dir():
         pytest.skip(f"{Path(path).name} is not available (set {env})")
     done = subprocess.run(
