@@ -226,7 +226,9 @@ class Loss(LossMeasure):
         result = 1.0
         for j, value in enumerate(per_key):
             low = g * self._tuples / self._domains[j]
-            norm = max((value - low) / (self._tuples - low), 0.0)
+            span = self._tuples - low
+            # a key of one value (or no released record) has nothing to lose: 0, not 0 / 0
+            norm = max((value - low) / span, 0.0) if span > 0 else 0.0
             result *= (_truncate(norm) + 1.0) ** (1.0 / len(per_key))
         return result - 1.0
 
