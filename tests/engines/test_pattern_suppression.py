@@ -22,7 +22,7 @@ import sdckit.engines._suppress_patterns as patterns
 from sdckit.engines._protect import k_violations_on_engine
 from sdckit.engines._rows import ROW, read_with_row
 from sdckit.engines._steps import suppress_on_engine, with_columns
-from sdckit.errors import InfeasibleError
+from sdckit.errors import DataError, InfeasibleError
 from sdckit.masking.pattern_suppression import greedy_on_patterns
 from sdckit.masking.suppression import LocalSuppression, _suppress_codes
 from sdckit.microdata import Microdata
@@ -178,6 +178,30 @@ def test_reads_only_the_touched_records(data, monkeypatch) -> None:
     _assert_same(out.collect(), _in_memory(census, method, roles))
     # (_on_engine runs the pattern path twice: the check, then the step)
     assert len(read) == 4 and 0 < sum(read[:2]) < census.height // 10
+
+
+@pytest.mark.parametrize("block_households", [True, False])
+def test_household_level_key(data, block_households) -> None:
+    """A key constant within households (a region): a value lost by one member is lost by all
+    (the release rule), with and without household blocking."""
+    frame = data.with_columns(
+        hl=pl.when(pl.col("hh") % 11 == 0).then(None).otherwise(pl.col("hh") % 9)
+    )
+    roles = {"keys": ["a", "b", "hl", "d"], "household": "hh", "household_level": ["hl"]}
+    method = LocalSuppression(k=3, block_households=block_households)
+    lf = read_with_row(frame.lazy(), "streaming")
+    out = _on_engine(lf, "streaming", method, roles)
+    want = _in_memory(frame, method, roles)
+    _assert_same(out.collect(), want)
+    lost = want.filter(pl.col("hl").is_null()).get_column("hh").unique()
+    assert want.filter(pl.col("hh").is_in(lost.implode())).get_column("hl").null_count() > 0
+    # a household-level key that is not constant: refused as in memory, same message
+    uneven = frame.with_columns(hl=pl.col("a") % 3)
+    with pytest.raises(DataError) as memory:
+        Microdata(uneven, **roles)
+    lf = read_with_row(uneven.lazy(), "streaming")
+    with pytest.raises(DataError, match=re.escape(str(memory.value))):
+        suppress_on_engine(lf, "streaming", method, seed=None, roles=roles)
 
 
 def test_other_options_keep_the_collecting_path(data) -> None:

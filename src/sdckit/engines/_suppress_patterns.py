@@ -21,9 +21,13 @@ Memory: the pattern table, the moved records and their households, and the recor
 patterns the greedy took records from (step 3: two int64 each; on a census these are a share
 of the file, not all of it) -- not the key columns of every record.
 
+Household-level keys (a release role): a value suppressed in one member is suppressed in all,
+as the in-memory release rule does; that each household shows one value of them (or none), as
+:class:`~sdckit.Microdata` requires, is checked by a group-by on the engine.
+
 Not done here (the caller keeps the path that collects the key columns): ``missing =
-"category"``, ``combinations`` below the number of keys, ``fixed`` keys, household-level or
-linked release roles, and keys whose levels do not pack into 62 bits.
+"category"``, ``combinations`` below the number of keys, ``fixed`` keys, linked variables, and
+keys whose levels do not pack into 62 bits.
 """
 
 from __future__ import annotations
@@ -59,8 +63,10 @@ def pattern_path_reason(method: LocalSuppression, roles: Mapping[str, Any]) -> s
         return "combinations of fewer keys than all"
     if method.fixed:
         return "fixed keys"
-    if roles.get("household_level") or roles.get("linked"):
-        return "household-level or linked variables"
+    if roles.get("linked"):
+        return "linked variables"
+    if isinstance(roles.get("household_level"), str):
+        return "household-level variables to detect"
     return None
 
 
@@ -144,6 +150,40 @@ def _where(
     return collect(chosen.to_native(), engine, take)
 
 
+def _check_households(frame: Any, engine: str, household: str, columns: list[str]) -> None:
+    """The check :class:`~sdckit.Microdata` makes of household-level variables (one value in
+    every household, or none), by a group-by on the engine; :class:`DataError` otherwise."""
+    schema = nw.from_native(frame).collect_schema()
+    cols, aggs = [nw.col(household)], []
+    for i, name in enumerate(columns):
+        value = _normalised(name, schema[name])
+        # (elementary aggregations only, as Dask's group-by wants them)
+        cols += [value.alias(f"v{i}"), value.is_null().cast(nw.Int64).alias(f"m{i}")]
+        aggs += [
+            nw.col(f"v{i}").min().alias(f"lo{i}"), nw.col(f"v{i}").max().alias(f"hi{i}"),
+            nw.col(f"m{i}").sum().alias(f"nc{i}"),
+        ]  # fmt: skip
+    out = nw.from_native(frame).select(*cols).group_by(household).agg(nw.len().alias("n"), *aggs)
+    bad = []
+    for i in range(len(columns)):
+        one = (nw.col(f"lo{i}") == nw.col(f"hi{i}")) & (nw.col(f"nc{i}") == 0)
+        cond = ~(one | (nw.col(f"nc{i}") == nw.col("n")))
+        bad.append(cond.fill_null(True).cast(nw.Int64).sum().alias(f"b{i}"))
+    counts = out.select(*bad)
+    if engine == "streaming":
+        table = counts.to_native().collect(engine="streaming")
+    else:
+        table = pl.DataFrame(pl.from_arrow(counts.collect().to_arrow()))
+    for i, col in enumerate(columns):
+        n_bad = int(table.item(0, i) or 0)
+        if n_bad:
+            raise DataError(
+                f"The household-level variable {col!r} takes more than one value in "
+                f"{n_bad} household(s); a household-level variable must be constant within "
+                "each household (correct the data or do not declare it household-level)."
+            )
+
+
 def _check(method: LocalSuppression, n: int, strata: np.ndarray | None, sizes: np.ndarray,
            strata_name: str | None) -> int:  # fmt: skip
     """``k``, with the in-memory method's infeasibility checks on the counts."""
@@ -182,7 +222,12 @@ def suppress_by_patterns(
             "Local suppression with by_strata=True needs the strata column: give the data "
             "a strata role (strata=...)."
         )
-    household = roles.get("household") if method.block_households else None
+    household = roles.get("household")
+    spread = [k for k in keys if k in (roles.get("household_level") or ())]
+    if spread:
+        _check_households(frame, engine, household, spread)
+    if not (method.block_households or spread):
+        household = None
     packed = _pattern_code(frame, engine, [*keys, *([strata] if strata else [])])
     if packed is None:
         return None
@@ -237,12 +282,22 @@ def suppress_by_patterns(
             at = start[idx[g.moved_pattern]] + g.moved_rank
             after[at] = g.finish(rows_all[at])
     return _close(
-        with_code, engine, method, household, keys, codes, counts, moved, after, pattern_codes
+        with_code,
+        engine,
+        method,
+        household,
+        keys,
+        codes,
+        counts,
+        moved,
+        after,
+        pattern_codes,
+        spread,
     )
 
 
 def _close(with_code, engine, method, household, keys, codes, counts, moved, after,
-           pattern_codes):  # fmt: skip
+           pattern_codes, spread):  # fmt: skip
     """The closures on units and the decision table (see :func:`suppress_by_patterns`)."""
     m = len(keys)
     orig = codes[moved.get_column("p").to_numpy()]
@@ -267,15 +322,20 @@ def _close(with_code, engine, method, household, keys, codes, counts, moved, aft
     unit_flags = np.vstack([flags, np.zeros((len(others), m), dtype=bool)])
     weights = np.concatenate([np.ones(len(p_single), np.int64), rest[others]])
     households = None
-    if household is not None:
+    if household is not None and method.block_households:
         ids = single.get_column(household)
         households = ids.append(pl.Series(household, [None] * len(others), dtype=ids.dtype))
-    wildcard_closure = method.block_inference or households is not None
-    if wildcard_closure:
+    if method.block_inference or households is not None:
         unit_flags = close_on_units(
             unit_codes, unit_flags, weights, households, bool(method.block_inference)
         )
     final = unit_flags[: len(p_single)]
+    # the release rule of household-level keys: a value lost by one member is lost by all
+    # (every member of such a household is among the single records)
+    for j in (keys.index(name) for name in spread):
+        ids = single.get_column(household)
+        lost = ids.filter(pl.Series(final[:, j])).unique().implode()
+        final[:, j] |= ids.is_in(lost).to_numpy() & (codes[p_single, j] >= 0)
     used = [j for j in range(m) if final[:, j].any()]
     hit_rows = final.any(axis=1)
     decisions = pl.DataFrame(
