@@ -14,6 +14,9 @@ doing the same recoding and key group-by (joined back and written), and an indep
 of the released part files on the streaming engine: the records whose key pattern (missing
 values as wildcards) is shared by fewer than 3 records, by ``sdckit.engines.risk_on_engine``.
 Everything is written under ``--data`` and deleted at the end (unless ``--keep``).
+``--steps-only``: the job's steps on the engine (PRAM left out unless ``--pram``) and the
+recount of their output, without the release check, the write and the reports.  Run it with an
+absolute ``PYTHONPATH`` (the job runs in the data folder).
 """
 
 from __future__ import annotations
@@ -80,6 +83,32 @@ classes = lf.group_by(keys).agg(pl.len()).collect(engine="streaming")
 lf.join(classes.lazy(), on=keys, how="left", nulls_equal=True).sink_parquet(sys.argv[2])
 """
 
+GROUP_BY = """
+import polars as pl, sys
+lf = pl.scan_parquet(sys.argv[1]).with_columns(pl.col("age_group").replace({mapping}))
+print(lf.group_by({keys}).agg(pl.len()).collect(engine="streaming").height)
+"""
+
+# the job's steps on the engine without the release check and the write (--steps-only), then
+# the recount of their output on the engine; PRAM left out unless --pram
+STEPS = """
+import sys, time
+from sdckit.engines._protect import k_violations_on_engine, run_steps
+from sdckit.engines._rows import read_with_row
+from sdckit.jobs.engine_job import plan_engine_job
+chosen, reason, job = plan_engine_job(sys.argv[1])
+roles = {k: v for k, v in job.microdata.roles().items() if v}
+steps = [s for s in job.steps if type(s.method).__name__ != "Pram" or "--pram" in sys.argv]
+t = time.perf_counter()
+frame = read_with_row(job.tables["input"]["file"], "streaming")
+out = run_steps(frame, "streaming", [s.method for s in steps],
+                [s.params.get("seed") for s in steps], roles)
+t1 = time.perf_counter() - t
+v = k_violations_on_engine(out, "streaming", roles["keys"], 3)
+print([type(s.method).__name__ for s in steps], f"steps {t1:.0f} s, with the recount "
+      f"{time.perf_counter() - t:.0f} s; records with fk < 3: {v}")
+"""
+
 RECOUNT = """
 import sys, polars as pl
 from sdckit.engines import risk_on_engine
@@ -135,13 +164,18 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("/tmp/supp"))
     parser.add_argument("--no-floor", action="store_true")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--reuse", action="store_true", help="use census.parquet if there")
+    parser.add_argument("--steps-only", action="store_true", help="no check, write, reports")
+    parser.add_argument("--pram", action="store_true", help="with --steps-only: keep PRAM")
     args = parser.parse_args()
     persons = int(args.persons)
     root = args.data / f"census_{persons}"
     root.mkdir(parents=True, exist_ok=True)
     try:
         t = time.perf_counter()
-        census = generate(root, persons)
+        census = root / "census.parquet"
+        if not (args.reuse and census.exists()):
+            census = generate(root, persons)
         print(f"data: {persons:,} persons in {time.perf_counter() - t:.0f} s", flush=True)
         mapping = "\n".join(f'"{a}" = "{b}"' for a, b in TENS.items())
         job = root / f"job_{args.engine}.toml"
@@ -153,6 +187,16 @@ def main() -> None:
             (root / "floor.pq").unlink(missing_ok=True)
             rows.append(("polars streaming floor (recode, group-by, join, sink)", s, gb))
             print(rows[-1], flush=True)
+            s, gb, _ = timed([sys.executable, "-c", GROUP_BY.format(keys=KEYS, mapping=TENS),
+                              str(census)])  # fmt: skip
+            rows.append(("polars streaming floor (recode, group-by only)", s, gb))
+            print(rows[-1], flush=True)
+        if args.steps_only:
+            extra = ["--pram"] if args.pram else []
+            s, gb, out = timed([sys.executable, "-c", STEPS, str(job), *extra], cwd=root)
+            print(out.strip())
+            print(f"\n{persons:,} records: steps and recount {s:.1f} s, {gb:.2f} GB peak")
+            return
         s, gb, out = timed([sys.executable, "-m", "sdckit", "protect", str(job)], cwd=root)
         print(out.strip()[-3000:], flush=True)
         rows.append((f"sdckit protect, engine {args.engine} (whole job)", s, gb))
