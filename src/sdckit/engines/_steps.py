@@ -12,14 +12,17 @@ in-memory method object (its parameters checked by the job loader), ``roles`` th
 * **top/bottom coding**: the thresholds and the tail means are aggregates on the engine, the
   coding a ``when/then`` (tail means are sums in another order: equal to the last bit or so);
   ``quantile=True`` needs exact quantiles and is refused;
-* **local suppression**: the greedy picks records (not only key patterns) and gives values back
-  in a record order of its own, so the only way to the same output is the in-memory method on
-  the same key values in the same order: the key (strata, household) columns and the row index
-  are collected -- text keys as the ranks of their values (2 bytes), which are the codes the
-  in-memory method works on anyway -- the in-memory :class:`~sdckit.masking.LocalSuppression`
-  runs on them, and its decisions -- the rows with a suppressed value and which columns -- are
-  joined back to the records on the engine.  Memory: those columns of every record and the
-  in-memory method's own arrays (``O(records x keys)``), not the whole records.
+* **local suppression** (missing values as wildcards, every key together, no fixed keys, no
+  household-level or linked variables): from the key patterns
+  (:mod:`sdckit.engines._suppress_patterns`): the greedy runs on the pattern table, the records
+  it moved (a pattern's first ones in file order) and their households are read, and the
+  decisions are joined back by row index.  Memory: the patterns and the records touched.
+* **local suppression, other options** (``missing="category"``, ``combinations`` below the
+  number of keys, ``fixed`` keys, release roles, keys that do not pack into 62 bits): the key
+  (strata, household) columns and the row index are collected -- text keys as the ranks of
+  their values (2 bytes) -- the in-memory :class:`~sdckit.masking.LocalSuppression` runs on
+  them, and its decisions are joined back to the records on the engine.  Memory: those columns
+  of every record and the in-memory method's own arrays (``O(records x keys)``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import polars as pl
 from sdckit._codes import encode_column
 from sdckit.engines._api import EngineError
 from sdckit.engines._rows import ROW, collect, native_table
+from sdckit.engines._suppress_patterns import pattern_path_reason, suppress_by_patterns
 from sdckit.errors import DataError
 from sdckit.masking.recoding import GlobalRecoding, TopBottomCoding, _per_column, _recode_series
 from sdckit.masking.suppression import LocalSuppression
@@ -255,6 +259,18 @@ def suppress_on_engine(
     frame: Any, engine: str, method: LocalSuppression, *, seed: Any, roles: Mapping[str, Any]
 ) -> Any:
     """:class:`~sdckit.masking.LocalSuppression` on the engine (see the module docstring)."""
+    if pattern_path_reason(method, roles) is None:
+        found = suppress_by_patterns(frame, engine, method, roles, with_columns)
+        if found is not None:
+            decisions, used = found
+            if not used:
+                return frame
+            flags = [f"__sdckit_s{j}" for j in range(len(used))]
+            exprs = [
+                nw.when(~nw.col(flag).fill_null(False)).then(nw.col(name)).alias(name)
+                for flag, name in zip(flags, used, strict=True)
+            ]
+            return with_columns(frame, engine, exprs, decisions, flags)
     kept = {r: roles.get(r) for r in _SUPPRESSION_ROLES if roles.get(r)}
     linked = kept.get("linked") or {}
     columns = list(

@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict, List
 
-__all__ = ["key_words", "suppress_to_k"]
+__all__ = ["greedy_groups", "group_records", "key_words", "suppress_to_k"]
 
 _LIMIT = 1 << 62
 _VISIT_LIMIT = 2000  # neighbour groups examined at most when looking for records to pull
@@ -525,12 +525,14 @@ def _move_counts(h, h2, t_move, pat, msk, mask_index, mask_total, mask_first, st
 
 
 @njit(cache=True)
-def group_records(codes, radix, words, reverse):
+def group_records(codes, radix, words, reverse, counts):
     """Groups of the records (distinct patterns) and the mask and lookup structures.
 
     Records are taken last to first when ``reverse`` (the greedy's order), first to last
-    otherwise.  Returns ``(n_groups, pat, cnt, msk, gnext, rhead, rnext, grp, lookup,
-    lookup_fill, mask_index, mask_value, mask_total, mask_head, mask_first, n_masks)``.
+    otherwise.  ``counts``: the records each row stands for (a pattern table, rows in the
+    greedy's order); empty: one each.  Returns ``(n_groups, pat, cnt, msk, gnext, rhead, rnext,
+    grp, lookup, lookup_fill, mask_index, mask_value, mask_total, mask_head, mask_first,
+    n_masks)``.
     """
     n, m = codes.shape
     cap = 1024
@@ -574,8 +576,9 @@ def group_records(codes, radix, words, reverse):
             )
             gnext[g] = mask_head[mi]
             mask_head[mi] = g
-        cnt[g] += 1
-        mask_total[mask_index[msk[g]]] += 1
+        weight = counts[r] if counts.shape[0] else 1
+        cnt[g] += weight
+        mask_total[mask_index[msk[g]]] += weight
         rnext[r] = rhead[g]
         rhead[g] = r
         grp[r] = g
@@ -637,13 +640,44 @@ def greedy(codes, k, priority, radix, words, wildcard, pull):
     ``(n_groups, pat, cnt, msk, gnext, rhead, rnext, lookup, lookup_fill, mask_index,
     mask_value, mask_total, mask_head, mask_first, n_masks, store, ctr)``.
     """
-    m = codes.shape[1]
-    full = (1 << m) - 1
     (
         n_groups, pat, cnt, msk, gnext, rhead, rnext, _, lookup, lookup_fill, mask_index,
         mask_value, mask_total, mask_head, mask_first, n_masks,
-    ) = group_records(codes, radix, words, True)  # fmt: skip
+    ) = group_records(codes, radix, words, True, np.empty(0, dtype=np.int64))  # fmt: skip
+    (
+        n_groups, pat, cnt, msk, gnext, rhead, lookup, lookup_fill, mask_index, mask_value,
+        mask_total, mask_head, mask_first, n_masks, store, ctr, moves, n_moves,
+    ) = greedy_groups(
+        n_groups, pat, cnt, msk, gnext, rhead, lookup, lookup_fill, mask_index, mask_value,
+        mask_total, mask_head, mask_first, n_masks, k, priority, radix, words, wildcard, pull,
+    )  # fmt: skip
+    # records: each move takes the first records of its group's list to the front of the
+    # other's (the greedy's decisions never read the lists, so they are replayed afterwards)
+    for i in range(n_moves):
+        h, h2 = moves[i, 0], moves[i, 1]
+        for _ in range(moves[i, 2]):
+            r = rhead[h]
+            rhead[h] = rnext[r]
+            rnext[r] = rhead[h2]
+            rhead[h2] = r
+    return (
+        n_groups, pat, cnt, msk, gnext, rhead, rnext, lookup, lookup_fill, mask_index,
+        mask_value, mask_total, mask_head, mask_first, n_masks, store, ctr,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def greedy_groups(n_groups, pat, cnt, msk, gnext, rhead, lookup, lookup_fill, mask_index,
+                  mask_value, mask_total, mask_head, mask_first, n_masks, k, priority, radix,
+                  words, wildcard, pull):  # fmt: skip
+    """The greedy on groups (from :func:`group_records`), without records: its moves are
+    logged as rows ``(from group, to group, records)`` -- the first records of the one's list
+    go to the front of the other's.  Returns the groups and maps, the log and its length."""
+    m = pat.shape[1]
+    full = (1 << m) - 1
     store, ctr = new_store()
+    moves = np.empty((64, 3), dtype=np.int64)
+    n_logged = 0
     by_priority = np.argsort(-priority, kind="mergesort")
     row = np.empty(m, dtype=np.int64)
 
@@ -851,15 +885,16 @@ def greedy(codes, k, priority, radix, words, wildcard, pull):
                 cnt[h] -= t_move
                 cnt[h2] += t_move
                 # records: the first t_move records of h go to h2
-                for _ in range(t_move):
-                    r = rhead[h]
-                    rhead[h] = rnext[r]
-                    rnext[r] = rhead[h2]
-                    rhead[h2] = r
+                if n_logged == moves.shape[0]:
+                    moves = np.concatenate((moves, moves))
+                moves[n_logged, 0] = h
+                moves[n_logged, 1] = h2
+                moves[n_logged, 2] = t_move
+                n_logged += 1
 
         if not moved_any:  # nothing left to do (only with missing values as a category)
             break
     return (
-        n_groups, pat, cnt, msk, gnext, rhead, rnext, lookup, lookup_fill, mask_index,
-        mask_value, mask_total, mask_head, mask_first, n_masks, store, ctr,
+        n_groups, pat, cnt, msk, gnext, rhead, lookup, lookup_fill, mask_index, mask_value,
+        mask_total, mask_head, mask_first, n_masks, store, ctr, moves, n_logged,
     )  # fmt: skip

@@ -97,10 +97,11 @@ def restore_values(
     (
         n_groups, pat, cnt, msk, gnext, rhead, _, grp, lookup, lookup_fill, mask_index,
         mask_value, mask_total, mask_head, mask_first, n_masks,
-    ) = group_records(cur, radix, words, False)  # fmt: skip
+    ) = group_records(cur, radix, words, False, np.empty(0, dtype=np.int64))  # fmt: skip
     store, ctr = new_store()
     restore_rounds(
-        codes, cur, grp, k, priority, radix, words, rounds, n_groups, pat, cnt, msk, gnext,
+        codes, cur, grp, cur.shape[0], k, priority, radix, words, rounds, n_groups, pat, cnt,
+        msk, gnext,
         rhead, lookup, lookup_fill, mask_index, mask_value, mask_total, mask_head, mask_first,
         n_masks, store, ctr,
     )  # fmt: skip
@@ -124,7 +125,8 @@ def suppress_and_restore(
     ) = greedy(codes, k, priority, radix, words, True, True)  # fmt: skip
     cur, grp = records_of(codes.shape[0], n_groups, pat, rhead, rnext)
     restore_rounds(
-        codes, cur, grp, k, priority, radix, words, rounds, n_groups, pat, cnt, msk, gnext,
+        codes, cur, grp, cur.shape[0], k, priority, radix, words, rounds, n_groups, pat, cnt,
+        msk, gnext,
         rhead, lookup, lookup_fill, mask_index, mask_value, mask_total, mask_head, mask_first,
         n_masks, store, ctr,
     )  # fmt: skip
@@ -132,16 +134,19 @@ def suppress_and_restore(
 
 
 @njit(cache=True)
-def restore_rounds(codes, cur, grp, k, priority, radix, words, rounds, n_groups, pat, cnt, msk,
-                   gnext, rhead, lookup, lookup_fill, mask_index, mask_value, mask_total,
+def restore_rounds(codes, cur, grp, n, k, priority, radix, words, rounds, n_groups, pat, cnt,
+                   msk, gnext, rhead, lookup, lookup_fill, mask_index, mask_value, mask_total,
                    mask_head, mask_first, n_masks, store, ctr):  # fmt: skip
     """The rounds of :func:`restore_values` on given groups and maps (``cur`` and ``grp``, the
     codes and group of each record, are updated in place).
 
-    The result does not depend on how the groups are numbered or listed (every check goes over
-    all the groups concerned), so the greedy's own groups and maps serve as well as new ones.
+    ``n`` is the number of records of the groups.  The rows of ``codes`` may be only the
+    records with a suppressed value (in file order): the others are never candidates, and
+    the counts come from the groups.  The result does not depend on how the groups are
+    numbered or listed (every check goes over all the groups concerned), so the greedy's own
+    groups and maps serve as well as new ones.
     """
-    n, m = cur.shape
+    n_rows, m = cur.shape
     full = (1 << m) - 1
     fk = np.zeros(pat.shape[0], dtype=np.int64)
     fk[:n_groups] = count_all(
@@ -153,9 +158,9 @@ def restore_rounds(codes, cur, grp, k, priority, radix, words, rounds, n_groups,
     for _ in range(rounds):
         # candidates: (group, key, original value) -> records, most important keys first
         cand_index = Dict.empty(key_type=_KEY3, value_type=types.int64)
-        cand_of = np.full((n, m), -1, dtype=np.int64)
+        cand_of = np.full((n_rows, m), -1, dtype=np.int64)
         n_cand = 0
-        for r in range(n):
+        for r in range(n_rows):
             for j in range(m):
                 if cur[r, j] < 0 and codes[r, j] >= 0:
                     key = (grp[r], j, codes[r, j])
@@ -169,7 +174,7 @@ def restore_rounds(codes, cur, grp, k, priority, radix, words, rounds, n_groups,
         cand_key = np.zeros(n_cand, dtype=np.int64)
         cand_value = np.zeros(n_cand, dtype=np.int64)
         cand_first = np.zeros(n_cand, dtype=np.int64)
-        for r in range(n - 1, -1, -1):
+        for r in range(n_rows - 1, -1, -1):
             for j in range(m):
                 c = cand_of[r, j]
                 if c >= 0:
@@ -182,7 +187,7 @@ def restore_rounds(codes, cur, grp, k, priority, radix, words, rounds, n_groups,
             start[c + 1] = start[c] + cand_size[c]
         members = np.empty(start[n_cand], dtype=np.int64)
         fill = start[:-1].copy()
-        for r in range(n):
+        for r in range(n_rows):
             for j in range(m):
                 c = cand_of[r, j]
                 if c >= 0:
@@ -303,11 +308,12 @@ def restore_rounds(codes, cur, grp, k, priority, radix, words, rounds, n_groups,
 
 
 @njit(cache=True)
-def structural_dependencies(codes: np.ndarray) -> np.ndarray:
+def structural_dependencies(codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``out[c, j]``: key ``c`` determines key ``j`` in the whole file.
 
     Each value of ``c`` goes with one value of ``j`` (over the records where both are present),
     ``c`` has at most one value per two such records, and ``j`` takes at least two values.
+    ``weights``: the records each row stands for (empty: one each).
     """
     n, m = codes.shape
     out = np.zeros((m, m), dtype=np.bool_)
@@ -334,7 +340,7 @@ def structural_dependencies(codes: np.ndarray) -> np.ndarray:
                 jv = codes[r, j]
                 if cv < 0 or jv < 0:
                     continue
-                both += 1
+                both += weights[r] if weights.shape[0] else 1
                 if high[cv] < 0:
                     n_present += 1
                 if jv < low[cv]:
@@ -358,12 +364,17 @@ def structural_dependencies(codes: np.ndarray) -> np.ndarray:
 
 @njit(cache=True)
 def close_inferences_kernel(
-    codes: np.ndarray, supp: np.ndarray, witnesses: int, determines: np.ndarray
+    codes: np.ndarray,
+    supp: np.ndarray,
+    witnesses: int,
+    determines: np.ndarray,
+    weights: np.ndarray,
 ) -> int:
     """Add suppressions to ``supp`` (in place) until no suppressed value is read back.
 
-    Returns the number of values added; see
-    :func:`sdckit.masking.suppression.close_inferences` for the rule.
+    ``weights``: the records each row stands for (empty: one each; rows of equal codes and
+    flags are treated alike, so a row may stand for many records).  Returns the number of
+    values added; see :func:`sdckit.masking.suppression.close_inferences` for the rule.
     """
     n, m = codes.shape
     added = 0
@@ -407,7 +418,7 @@ def close_inferences_kernel(
                     rj = released[r, j]
                     if rc >= 0 and rj >= 0:
                         visible = True
-                        count[rc] += 1
+                        count[rc] += weights[r] if weights.shape[0] else 1
                         if rj < low[rc]:
                             low[rc] = rj
                         if rj > high[rc]:
@@ -423,7 +434,7 @@ def close_inferences_kernel(
                         continue
                     if determines[c, j] or (count[rc] >= witnesses and low[rc] == high[rc]):
                         supp[r, c] = True
-                        added += 1
+                        added += weights[r] if weights.shape[0] else 1
                         changed = True
                 # (hits are applied after the whole pair was looked at, as one vector step)
                 for q in range(n_cells):

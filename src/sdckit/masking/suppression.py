@@ -287,6 +287,7 @@ def close_inferences(
     witnesses: int = MIN_WITNESSES,
     *,
     fixed: Sequence[int] = (),
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """Suppress further key values until no suppressed value can be read back from a key.
 
@@ -299,6 +300,8 @@ def close_inferences(
 
     The keys at the positions ``fixed`` are never suppressed, so what they give back is left
     as it is (see :func:`given_back_by_fixed`); the rule is applied among the other keys.
+    ``weights`` (int64, one per row): the records each row stands for, when a row stands for
+    several records of equal codes and flags (a pattern table); default one each.
 
     Returns the new suppression flags and the number of values added.
     """
@@ -308,13 +311,14 @@ def close_inferences(
         free = [j for j in range(codes.shape[1]) if j not in set(fixed)]
         if not free:
             return supp, 0
-        sub, added = close_inferences(codes[:, free], supp[:, free], witnesses)
+        sub, added = close_inferences(codes[:, free], supp[:, free], witnesses, weights=weights)
         supp[:, free] = sub
         return supp, added
     if codes.shape[1] < 2 or not supp.any():
         return supp, 0
-    determines = structural_dependencies(codes)
-    added = close_inferences_kernel(codes, supp, int(witnesses), determines)
+    w = np.empty(0, np.int64) if weights is None else np.ascontiguousarray(weights, np.int64)
+    determines = structural_dependencies(codes, w)
+    added = close_inferences_kernel(codes, supp, int(witnesses), determines, w)
     return supp, int(added)
 
 
@@ -338,7 +342,7 @@ def given_back_by_fixed(
     cells = supp & (codes >= 0)
     if not fixed or not cells.any():
         return out
-    determines = structural_dependencies(codes)
+    determines = structural_dependencies(codes, np.empty(0, dtype=np.int64))
     released = np.where(supp, -1, codes)
     big = np.iinfo(np.int64).max
     for c in fixed:
