@@ -315,7 +315,7 @@ def _steps(
     columns: Sequence[str],
     seed: int | None,
     override: bool,
-    base: Path,
+    base: Path | None = None,
     target: dict[str, Any] | None = None,
 ) -> tuple[StepSpec, ...]:
     if not isinstance(specs, list) or not specs:
@@ -330,8 +330,8 @@ def _steps(
         params = merge_params(spec, ("method",), where)
         if is_auto(cls):  # the lattice search: its models from [target], hierarchy files
             params = auto_params(params, target, base, where)
-        else:
-            params = resolve_files(cls, params, base, where)
+        else:  # relative file paths are relative to the job file (else the working directory)
+            params = resolve_files(cls, params, base or Path.cwd(), where)
         step_seed = None if seed is None else seed + number - 1
         params = with_seed(cls, params, step_seed, override)
         steps.append(StepSpec(number, instantiate(cls, params, where, columns), params))

@@ -46,7 +46,7 @@ def chosen_words(result: SearchResult, n_records: int) -> str:
     >>> words.split(": ")[0]
     'Chose sex=0 (loss 0 by Height) for 2-anonymity'
     >>> words.split(": ")[1]
-    '1 record suppressed (33.33 %, limit 40.00 %); proven optimal, 2 of 2 nodes evaluated.'
+    '1 record suppressed (33.33 %, limit 40.00 %); proven optimal, 1 of 2 nodes evaluated.'
     """
     if result.optimum is None:
         return (
@@ -104,7 +104,8 @@ def frontier(result: SearchResult, n_records: int) -> pl.DataFrame:
     >>> from sdckit.lattice import Height, KAnonymity, LatticeData, search_lattice
     >>> df = pl.DataFrame({"sex": ["f", "m", "f"]})
     >>> data = LatticeData.build(df, {"sex": [("f", "*"), ("m", "*")]})
-    >>> r = search_lattice(data, [KAnonymity(2)], Height(), suppression_limit=0.4)
+    >>> r = search_lattice(data, [KAnonymity(2)], Height(), suppression_limit=0.4,
+    ...                    algorithm="exhaustive")  # every node evaluated
     >>> frontier(r, 3).select("node", "loss", "risk", "chosen").rows()
     [('sex=0', 0.0, 0.3333333333333333, True), ('sex=1', 1.0, 0.0, False)]
     """

@@ -128,7 +128,7 @@ class LatticeAnonymization(ProtectionMethod):
     >>> res.details["levels"], res.details["n_suppressed"]
     ({'age': 1, 'sex': 0}, 1)
     >>> res.data.rows()
-    [(None, None), ('30-39', 'm'), ('40-49', 'f'), ('40-49', 'f'), ('30-39', 'm')]
+    [(None, None), ('[30, 40)', 'm'), ('[40, 50)', 'f'), ('[40, 50)', 'f'), ('[30, 40)', 'm')]
     """
 
     name: ClassVar[str] = "automatic protection"
