@@ -44,7 +44,7 @@ from sdckit._validation import check_int
 from sdckit.engines._rows import ROW, collect
 from sdckit.errors import ColumnError, DataError, InfeasibleError
 from sdckit.masking.pattern_suppression import close_on_units, greedy_on_patterns
-from sdckit.masking.suppression import LocalSuppression, _priority
+from sdckit.masking.suppression import LocalSuppression, key_priority
 from sdckit.microdata import Microdata
 
 __all__ = ["pattern_path_reason", "suppress_by_patterns"]
@@ -262,7 +262,7 @@ def suppress_by_patterns(
     k = _check(method, int(counts.sum()), stratum if strata else None, sizes, strata)
     shape = pl.DataFrame({name: codes[:, j] for j, name in enumerate(keys)})
     shape = shape.with_columns(pl.when(pl.col(c) >= 0).then(pl.col(c)) for c in keys)
-    priority = _priority(Microdata(shape, keys=keys), method.importance)
+    priority = key_priority(Microdata(shape, keys=keys), method.importance)
     cards = np.asarray(levels[:m], dtype=np.int64)
     # the greedy per stratum (each a file of its own, as in memory)
     runs = []

@@ -98,7 +98,7 @@ __all__ = [
 Importance = Sequence[int] | Mapping[str, int] | None
 
 
-def _priority(md: Microdata, importance: Importance, fixed: Sequence[str] = ()) -> np.ndarray:
+def key_priority(md: Microdata, importance: Importance, fixed: Sequence[str] = ()) -> np.ndarray:
     """Suppression priority of each key (higher = suppressed first) from the importance ranks.
 
     ``importance`` gives one rank per key, lower = more important = suppressed last (sdcMicro).
@@ -723,7 +723,7 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
 
     def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
         k, combos, fixed = self._check(md)
-        priority = _priority(md, self.importance, [md.keys[j] for j in fixed])
+        priority = key_priority(md, self.importance, [md.keys[j] for j in fixed])
         kc = md.key_codes
         wildcard = self.missing == "wildcard"
         own = self._own_subsets(md, k, fixed)
@@ -962,7 +962,7 @@ class RiskSuppression(ProtectionMethod):
 
     def _apply(self, md: Microdata) -> Protected:
         threshold = self._check(md)
-        priority = _priority(md, self.importance)
+        priority = key_priority(md, self.importance)
         m = len(md.keys)
         original_codes = md.key_codes.codes
         if md.weight is None:
