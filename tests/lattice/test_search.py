@@ -334,3 +334,20 @@ def test_a_search_repeated_on_warm_snapshots_gives_the_same_bytes() -> None:
         warm, cold = data.classes(levels), fresh.classes(levels)
         assert np.array_equal(warm.class_of, cold.class_of)
         assert np.array_equal(warm.codes, cold.codes)
+
+
+@pytest.mark.parametrize("algorithm", ["flash", "exhaustive", "heuristic"])
+def test_progress_counts_the_nodes_decided_up_to_the_whole_lattice(algorithm: str) -> None:
+    data = _adult(("age", "sex", "race", "marital-status"))
+    calls: list[tuple[int, int]] = []
+    result = search_lattice(
+        data, [KAnonymity(5)], Height(), suppression_limit=0.04, algorithm=algorithm,
+        progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    assert calls[-1] == (data.n_nodes, data.n_nodes)
+    assert all(total == data.n_nodes for _, total in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and len(calls) >= result.n_evaluated // 32
+    quiet = search_lattice(data, [KAnonymity(5)], Height(), suppression_limit=0.04,
+                           algorithm=algorithm)  # fmt: skip
+    assert quiet.optimum == result.optimum

@@ -56,6 +56,10 @@ def models_are_monotone(models: Sequence[PrivacyModel], suppression_limit: float
     return all(bool(getattr(m, flag)) for m in models)
 
 
+#: Evaluated nodes between two progress reports.
+PROGRESS_EVERY = 32
+
+
 class Search:
     """One search: the data, the target, the per-node state and the best node found."""
 
@@ -68,8 +72,10 @@ class Search:
         suppression_limit: float,
         max_nodes: int | None,
         time_limit: float | None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
         self.data = data
+        self.progress = progress
         self.models = list(models)
         self.measure = measure
         self.suppression_limit = suppression_limit
@@ -163,6 +169,10 @@ class Search:
         )
         self.evaluated[node] = True
         self.rows.append((node, result.anonymous, result.n_suppressed, result.loss))
+        if self.progress is not None and len(self.rows) % PROGRESS_EVERY == 0:
+            # nodes decided (evaluated, tagged or pruned) out of the lattice
+            size = self.lattice.size
+            self.progress(size - int(np.count_nonzero(self.unresolved())), size)
         self.losses[node] = result.loss
         if result.anonymous:
             self.anon[node] = ANONYMOUS
@@ -311,3 +321,5 @@ class Search:
             model.prepare(self.data)
         self.measure.prepare(self.data)
         traverse()
+        if self.progress is not None:
+            self.progress(self.lattice.size, self.lattice.size)

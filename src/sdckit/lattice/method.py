@@ -177,7 +177,7 @@ class LatticeAnonymization(ProtectionMethod):
         self.algorithm = algorithm
 
     def apply(self, data: Any, *, progress: Progress | None = None, **roles: Any) -> Protected:
-        """Protect ``data``; ``progress(done, total)`` is told when the search starts and ends."""
+        """Protect ``data``; ``progress(done, total)`` counts the lattice's nodes decided."""
         return self._protect(data, roles, progress=progress)
 
     def validate_params(
@@ -245,24 +245,24 @@ class LatticeAnonymization(ProtectionMethod):
             weight=md.weight,
         )
 
-    def search(self, md: Microdata) -> tuple[LatticeData, list[PrivacyModel], LossMeasure,
-                                               SearchResult]:  # fmt: skip
-        """Code the data and search its lattice (no release)."""
+    def search(
+        self, md: Microdata, progress: Progress | None = None
+    ) -> tuple[LatticeData, list[PrivacyModel], LossMeasure, SearchResult]:
+        """Code the data and search its lattice (no release); ``progress(done, total)``
+        counts the nodes decided."""
         models = self.target_models()
         measure = loss_measure(self.loss)
         data = self.lattice_data(md, models)
         algorithm = {} if self.algorithm is None else {"algorithm": self.algorithm}
         result = search_lattice(
-            data, models, measure, suppression_limit=float(self.suppression_limit), **algorithm
-        )
+            data, models, measure, suppression_limit=float(self.suppression_limit),
+            progress=progress, **algorithm,
+        )  # fmt: skip
         return data, models, measure, result
 
     # ------------------------------------------------------------------ applying
     def _apply(self, md: Microdata, progress: Progress | None = None) -> Protected:
-        tell = progress or (lambda done, total: None)
-        tell(0, 1)
-        data, models, measure, result = self.search(md)
-        tell(1, 1)
+        data, models, measure, result = self.search(md, progress)
         if result.optimum is None:
             raise InfeasibleError(
                 f"no generalisation of the keys meets the target ({' and '.join(result.models)}) "

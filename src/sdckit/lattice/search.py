@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +21,7 @@ from sdckit._results import Summary
 from sdckit.errors import ParameterError
 from sdckit.lattice._check import evaluate_node, suppression_budget
 from sdckit.lattice._data import LatticeData
-from sdckit.lattice._flash import Search
+from sdckit.lattice._flash import PROGRESS_EVERY, Search
 from sdckit.lattice.loss import LossMeasure
 from sdckit.lattice.models import PrivacyModel
 
@@ -127,6 +127,7 @@ def search_lattice(
     algorithm: str = "flash",
     max_nodes: int | None = None,
     time_limit: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SearchResult:
     """The least-loss node of ``data``'s lattice that meets every model.
 
@@ -136,7 +137,9 @@ def search_lattice(
     the measure's monotonicity and by its ``lower_bound``; the nodes it cannot prune it
     evaluates, so its result is the exhaustive search's.  ``max_nodes`` (nodes evaluated) and
     ``time_limit`` (seconds) cut ``"flash"`` and ``"heuristic"``: the best node found is
-    returned, ``proven_optimal`` False, with ``lower_bound``.
+    returned, ``proven_optimal`` False, with ``lower_bound``.  ``progress(done, total)`` is
+    called every few evaluated nodes with the nodes decided so far (evaluated, tagged or
+    pruned) out of the lattice's, and once at the end with ``done == total``.
 
     Examples
     --------
@@ -166,7 +169,9 @@ def search_lattice(
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
             raise ParameterError(f"{name} must be a positive number (or None for no limit).")
     if algorithm == "exhaustive":
-        return _exhaustive(data, models, measure, suppression_limit=suppression_limit)
+        return _exhaustive(
+            data, models, measure, suppression_limit=suppression_limit, progress=progress
+        )
     start = time.perf_counter()
     search = Search(
         data,
@@ -175,6 +180,7 @@ def search_lattice(
         suppression_limit=suppression_limit,
         max_nodes=None if max_nodes is None else int(max_nodes),
         time_limit=time_limit,
+        progress=progress,
     )
     search.run(search.flash if algorithm == "flash" else search.heuristic)
     proven = not search.unresolved().any()
@@ -227,6 +233,7 @@ def _exhaustive(
     measure: LossMeasure,
     *,
     suppression_limit: float,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SearchResult:
     """Every node evaluated, in lexicographic order; the first least-loss node wins."""
     start = time.perf_counter()
@@ -242,6 +249,10 @@ def _exhaustive(
         rows.append((levels, result.anonymous, result.n_suppressed, result.loss))
         if result.anonymous and (best is None or result.loss < best[0]):
             best = (result.loss, levels, result.n_suppressed)
+        if progress is not None and len(rows) % PROGRESS_EVERY == 0:
+            progress(len(rows), data.n_nodes)
+    if progress is not None:
+        progress(data.n_nodes, data.n_nodes)
     nodes = _node_frame(
         data.keys,
         np.array([r[0] for r in rows], dtype=np.int64).reshape(len(rows), len(data.keys)),
