@@ -304,3 +304,30 @@ def test_the_words_say_when_nothing_meets_the_target_and_when_not_proven() -> No
     assert chosen_words(found, 3).startswith("Chose sex=1 (loss 1 by Height) for 3-anonymity")
     heuristic = dataclasses.replace(found, proven_optimal=False)
     assert "the best found (not proven optimal" in chosen_words(heuristic, 3)
+
+
+@pytest.mark.parametrize(
+    "models",
+    [
+        {"k": 2, "average_risk": 0.3},
+        {"sample_uniqueness": 0.05},
+        {"k": 2, "l": {"attribute": "dx", "kind": "distinct", "l": 2}},
+        {"t": {"attribute": "dx", "kind": "equal", "t": 0.5}},
+    ],
+)
+def test_the_release_of_every_kind_of_model_is_verified_by_recount(models) -> None:
+    rng = np.random.default_rng(3)
+    df = pl.DataFrame(
+        {
+            "age": rng.integers(20, 60, 300),
+            "sex": rng.choice(["f", "m"], 300),
+            "dx": rng.choice(["a", "b", "c"], 300),
+        }
+    )
+    hierarchies = {"age": {"kind": "bands", "widths": [5, 10, 20]}, "sex": {"kind": "flat"}}
+    res = anonymize_lattice(
+        df, keys=["age", "sex"], hierarchies=hierarchies, models=models, suppression_limit=0.05
+    )
+    method = LatticeAnonymization(hierarchies=hierarchies, models=models, suppression_limit=0.05)
+    method.verify(Microdata(df, keys=["age", "sex"]), res)  # raises when a model fails
+    assert res.details["search"].proven_optimal
