@@ -331,3 +331,15 @@ def test_the_release_of_every_kind_of_model_is_verified_by_recount(models) -> No
     method = LatticeAnonymization(hierarchies=hierarchies, models=models, suppression_limit=0.05)
     method.verify(Microdata(df, keys=["age", "sex"]), res)  # raises when a model fails
     assert res.details["search"].proven_optimal
+
+
+@pytest.mark.parametrize("models", [{"delta": {"d_min": 0.0, "d_max": 0.5}}, {"k_map": 3}])
+def test_models_that_need_a_population_table_are_refused_with_the_way_out(models) -> None:
+    df = pl.DataFrame({"age": [31, 35, 47, 48], "sex": ["f", "m", "f", "m"]})
+    hierarchies = {"age": {"kind": "bands", "widths": [10]}, "sex": {"kind": "flat"}}
+    with pytest.raises(ParameterError, match="research subset of a population table"):
+        anonymize_lattice(df, keys=["age", "sex"], hierarchies=hierarchies, models=models)
+    estimated = {"k_map": {"k": 3, "population_size": 1000, "estimator": "poisson"}}
+    res = anonymize_lattice(df, keys=["age", "sex"], hierarchies=hierarchies, models=estimated,
+                            suppression_limit=0.5)  # fmt: skip
+    assert res.details["search"].optimum is not None

@@ -22,7 +22,7 @@ from sdckit.lattice._check import evaluate_node, suppression_budget
 from sdckit.lattice._data import LatticeData
 from sdckit.lattice._sources import hierarchy_rows
 from sdckit.lattice.loss import LossMeasure
-from sdckit.lattice.models import PrivacyModel
+from sdckit.lattice.models import DPresence, KMap, PrivacyModel
 from sdckit.lattice.search import SearchResult, search_lattice
 from sdckit.lattice.targets import loss_measure, privacy_models
 from sdckit.microdata import Microdata
@@ -223,6 +223,17 @@ class LatticeAnonymization(ProtectionMethod):
                 )
         if not md.keys:
             raise ParameterError("automatic protection needs key variables (the keys role).")
+        for model in models:
+            if isinstance(model, DPresence) or (
+                isinstance(model, KMap) and model.population_size is None
+            ):
+                # the released file would be the research subset, not the whole input: not yet
+                raise ParameterError(
+                    f"{model.describe()} needs a research subset of a population table, which "
+                    "automatic protection of a file does not take yet; search it from Python "
+                    "(sdckit.lattice.search_lattice with LatticeData.build(subset=...)), or "
+                    "give k-map a population_size and an estimator."
+                )
         frame = md.frame
         for key in md.keys:
             missing = frame.get_column(key).null_count()
