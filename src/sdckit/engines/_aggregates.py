@@ -165,7 +165,7 @@ class _Polars:
 
     def rows(self, frame: Any, rows: np.ndarray) -> pl.DataFrame:
         """The records whose row index is in ``rows``."""
-        lf = self._lazy(frame).filter(pl.col(ROW).is_in(pl.Series(rows, dtype=pl.Int64)))
+        lf = self._lazy(frame).filter(pl.col(ROW).is_in(pl.Series(rows, dtype=pl.Int64).implode()))
         return lf.collect(engine=self.engine)  # type: ignore[arg-type]
 
 
