@@ -90,3 +90,13 @@ def test_exhaustive_search_finds_the_least_loss_node() -> None:
         data, [KAnonymity(2)], Height(), suppression_limit=0.2, algorithm="exhaustive"
     )
     assert limited.optimum == (1, 0) and limited.n_suppressed == 1
+
+
+def test_a_hierarchy_whose_levels_do_not_nest_is_refused() -> None:
+    """Pruning assumes each level groups whole groups of the level below."""
+    from sdckit.hierarchies import HierarchyError
+
+    df = pl.DataFrame({"age": [31, 35, 47], "sex": ["f", "m", "f"]})
+    crossed = [("31", "30-39", "A"), ("35", "30-39", "B"), ("47", "40-49", "*")]
+    with pytest.raises(HierarchyError, match=r"'age'.*not nested"):
+        LatticeData.build(df, {"age": crossed, "sex": SEX})

@@ -6,9 +6,10 @@ record's level-0 code per key and, per key, the code of each level-0 code at eve
 that generalising a node is a table lookup; :meth:`LatticeData.classes` groups the records of a
 node into equivalence classes (:class:`NodeClasses`).
 
-The hierarchy of a key is anything with a ``table()`` method (or the table itself): one row per
-original value, the value's label at level 0, 1, ..., height (ARX's hierarchy format).  Values
-are matched as text.
+The hierarchy of a key is a :class:`~sdckit.hierarchies.GeneralisationHierarchy`, anything
+with a ``table()`` method, or the table itself: one row per original value, the value's label
+at level 0, 1, ..., height (ARX's hierarchy format), checked as that class checks it (levels
+nested).  Values are matched as text by :func:`sdckit.hierarchies.as_text`.
 """
 
 from __future__ import annotations
@@ -21,40 +22,22 @@ import numpy as np
 import polars as pl
 
 from sdckit.errors import ColumnError, DataError, ParameterError
+from sdckit.hierarchies import GeneralisationHierarchy, HierarchyError, as_text
 from sdckit.lattice._rollup import Snapshots
 
 __all__ = ["LatticeData", "NodeClasses"]
 
 
-def _rows(hierarchy: Any, key: str) -> tuple[tuple[str, ...], ...]:
+def _hierarchy(hierarchy: Any, key: str) -> GeneralisationHierarchy:
+    """The hierarchy of ``key`` as a checked :class:`GeneralisationHierarchy` (its rows nested:
+    the search's pruning relies on every level grouping whole groups of the level below)."""
+    if isinstance(hierarchy, GeneralisationHierarchy):
+        return hierarchy
     rows = hierarchy.table() if hasattr(hierarchy, "table") else hierarchy
-    rows = tuple(tuple(str(v) for v in row) for row in rows)
-    if not rows:
-        raise ParameterError(f"the hierarchy of key {key!r} is empty; give one row per value.")
-    widths = {len(r) for r in rows}
-    if len(widths) != 1:
-        raise ParameterError(
-            f"the hierarchy of key {key!r} has rows of different lengths; every value needs a "
-            "label at every level."
-        )
-    return rows
-
-
-def _level_maps(
-    rows: tuple[tuple[str, ...], ...],
-) -> tuple[np.ndarray, tuple[tuple[str, ...], ...]]:
-    """Per level, the code of each level-0 value and the labels of the codes."""
-    height = len(rows[0]) - 1
-    maps = np.empty((height + 1, len(rows)), dtype=np.int32)
-    labels: list[tuple[str, ...]] = []
-    for level in range(height + 1):
-        column = [row[level] for row in rows]
-        order: dict[str, int] = {}
-        for value in column:
-            order.setdefault(value, len(order))
-        maps[level] = [order[v] for v in column]
-        labels.append(tuple(order))
-    return maps, tuple(labels)
+    try:
+        return GeneralisationHierarchy.from_table(rows)
+    except HierarchyError as error:
+        raise HierarchyError(f"the hierarchy of key {key!r}: {error}") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,14 +111,11 @@ class LatticeData:
         for j, key in enumerate(keys):
             if key not in frame.columns:
                 raise ColumnError(f"key {key!r} is not a column of the data.")
-            rows = _rows(hierarchies[key], key)
-            level_maps, level_labels = _level_maps(rows)
-            index = {row[0]: i for i, row in enumerate(rows)}
-            if len(index) != len(rows):
-                raise ParameterError(
-                    f"the hierarchy of key {key!r} lists a value twice at level 0."
-                )
-            text = _as_text(frame.get_column(key))
+            hierarchy = _hierarchy(hierarchies[key], key)
+            level_maps = np.ascontiguousarray(hierarchy.codes().T)
+            level_labels = tuple(hierarchy.labels(lv) for lv in range(hierarchy.height + 1))
+            index = {value: i for i, value in enumerate(hierarchy.values)}
+            text = as_text(frame.get_column(key))
             codes = text.replace_strict(
                 list(index), list(index.values()), default=-1, return_dtype=pl.Int32
             ).to_numpy()
@@ -155,7 +135,7 @@ class LatticeData:
             if name in keys:
                 raise ParameterError(f"{name!r} cannot be both a key and a sensitive attribute.")
             # a missing value is a value of its own (the empty label)
-            text = _as_text(frame.get_column(name)).fill_null("")
+            text = as_text(frame.get_column(name)).fill_null("")
             values = text.unique(maintain_order=True)
             coded[name] = text.replace_strict(
                 values, range(values.len()), return_dtype=pl.Int32
@@ -227,19 +207,6 @@ class LatticeData:
             object.__setattr__(self, "_snapshots", snapshots)
         gather, sizes, codes = snapshots.classes(levels)
         return _RolledUpClasses(levels, None, sizes, codes, self, gather=gather)
-
-
-def _as_text(column: pl.Series) -> pl.Series:
-    """A key or attribute as text: whole floats lose their ``.0`` (``101.0`` matches ``101``)."""
-    if column.dtype.is_float():
-        whole = column.is_not_null() & (column == column.round(0))
-        as_int = column.cast(pl.Int64, strict=False).cast(pl.String)
-        return (
-            pl.select(pl.when(whole).then(as_int).otherwise(column.cast(pl.String)))
-            .to_series()
-            .alias(column.name)
-        )
-    return column.cast(pl.String)
 
 
 @dataclass(frozen=True, eq=False)

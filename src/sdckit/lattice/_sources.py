@@ -15,8 +15,7 @@ from typing import Any
 import polars as pl
 
 from sdckit.errors import ParameterError
-from sdckit.hierarchies import GeneralisationHierarchy
-from sdckit.lattice._data import _as_text
+from sdckit.hierarchies import GeneralisationHierarchy, as_text
 
 __all__ = ["BUILDERS", "hierarchy_rows", "read_hierarchy_csv"]
 
@@ -108,7 +107,7 @@ def hierarchy_rows(source: Any, column: pl.Series, key: str) -> Any:
     if isinstance(source, str | Path):
         return read_hierarchy_csv(source, key)
     if source is None or isinstance(source, Mapping):
-        values = _as_text(column).unique(maintain_order=True).drop_nulls().to_list()
+        values = as_text(column).unique(maintain_order=True).drop_nulls().to_list()
         if source is None:
             return tuple((v,) for v in values)
         if not values:
