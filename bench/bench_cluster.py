@@ -26,8 +26,8 @@ child process and reports, per job:
 The jobs are in :data:`JOBS` (name -> function of the data, the engine, an output directory):
 ``risk`` (fk, Fk_hat, individual and global risk of the census key variables with the weight,
 the per-record result written as part files) and ``table`` (income by region x age group x sex,
-weighted, with every margin).  A job added to :data:`JOBS` (the protect job, once protection
-runs on the engines) is run, timed and measured the same way: its phases are those of the
+weighted, with every margin).  A job added to :data:`JOBS` is run, timed and measured the same
+way: its phases are those of the
 engine methods listed in :data:`PHASES`.
 
 The machine this was written on has 2 cores: 4 workers on it measure the overhead of more
@@ -333,7 +333,7 @@ def table_job(data, engine: str, out: Path) -> dict:
 
 
 #: The jobs: name -> function(data, engine, output directory) -> figures (JSON-able).  The
-#: protect job is added here once protection runs on the engines.
+#: protect job is not among them: it is timed by bench_census_protect.py (one machine).
 JOBS = {"risk": risk_job, "table": table_job}
 
 

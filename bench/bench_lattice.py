@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from sdckit._codes import factorize
+from sdckit.hierarchies import GeneralisationHierarchy
 from sdckit.lattice import Height, KAnonymity, LatticeData, search_lattice
 
 ARX = Path(__file__).resolve().parents[1] / "tests" / "data" / "arx"
@@ -59,9 +60,8 @@ SETTINGS = ((5, 0.04), (100, 0.04), (5, 0.0), (100, 0.0))
 SETTINGS_1M = ((5, 0.04), (100, 0.04), (1000, 0.04), (100, 0.0), (1000, 0.0))
 
 
-def hierarchy(key: str) -> list[tuple[str, ...]]:
-    text = (ARX / f"adult_hierarchy_{key}.csv").read_text(encoding="utf-8")
-    return [tuple(line.split(";")) for line in text.splitlines() if line]
+def hierarchy(key: str) -> tuple[tuple[str, ...], ...]:
+    return GeneralisationHierarchy.read_arx_csv(ARX / f"adult_hierarchy_{key}.csv").table()
 
 
 def adult() -> pl.DataFrame:

@@ -89,7 +89,7 @@ def main() -> None:
                 start = time.perf_counter()
                 build().sink_parquet(out)
                 seconds = time.perf_counter() - start
-            print(f"| {name} | {seconds:.1f} | {(peak.peak - peak.start) / 1e6:,.0f} |")
+            print(f"| {name} | {seconds:.1f} | {peak.extra_mb:,.0f} |")
             out.unlink()
     finally:
         shutil.rmtree(work, ignore_errors=True)
