@@ -12,7 +12,13 @@ import pytest
 
 import sdckit.lattice as lattice
 from sdckit import Microdata
-from sdckit.errors import DataError, InfeasibleError, ParameterError, VerificationError
+from sdckit.errors import (
+    ColumnError,
+    DataError,
+    InfeasibleError,
+    ParameterError,
+    VerificationError,
+)
 from sdckit.lattice import (
     KAnonymity,
     LatticeAnonymization,
@@ -343,3 +349,53 @@ def test_models_that_need_a_population_table_are_refused_with_the_way_out(models
     res = anonymize_lattice(df, keys=["age", "sex"], hierarchies=hierarchies, models=estimated,
                             suppression_limit=0.5)  # fmt: skip
     assert res.details["search"].optimum is not None
+
+
+def test_records_at_the_top_label_do_not_count_against_the_limit_in_verify() -> None:
+    """With a sample-based model the search (as ARX) does not count a class whose every key
+    is at its single top label; the release still suppresses it, and verify counts the same
+    way: the limit (2 records here) holds for the other suppressed records."""
+    df = pl.DataFrame({"x": ["a"] * 2 + ["c"] * 5 + ["b"]})
+    rows = [("a", "a", "*"), ("c", "c", "*"), ("b", "*", "*")]  # b reaches the top at level 1
+    method = LatticeAnonymization(
+        hierarchies={"x": rows}, models={"k": 2, "average_risk": 0.25}, suppression_limit=0.3
+    )
+    md = Microdata(df, keys=["x"])
+    res = method.apply(md)
+    assert res.details["levels"] == {"x": 1}
+    assert res.data["x"].to_list() == [None, None, "c", "c", "c", "c", "c", None]
+    assert res.details["search"].n_suppressed == 2
+    method.verify(md, res)
+    over = LatticeAnonymization(
+        hierarchies={"x": rows}, models={"k": 2, "average_risk": 0.25}, suppression_limit=0.1
+    )
+    with pytest.raises(VerificationError, match="more records suppressed than the limit"):
+        over.verify(md, res)
+
+
+def test_a_linked_column_and_a_misnamed_attribute_are_refused() -> None:
+    df = pl.DataFrame(
+        {"age": [31, 35, 47, 48], "sex": ["f", "m", "f", "m"], "birth": [1990, 1986, 1974, 1973]}
+    )
+    hierarchies = {"age": {"kind": "bands", "widths": [10]}, "sex": {"kind": "flat"}}
+    method = LatticeAnonymization(hierarchies=hierarchies, models={"k": 2})
+    with pytest.raises(ParameterError, match="'birth' is linked to a key") as err:
+        method.apply(Microdata(df, keys=["age", "sex"], linked={"birth": "age"}))
+    assert "1990" not in str(err.value)
+    wrong = LatticeAnonymization(
+        hierarchies=hierarchies, models={"l": {"attribute": "dxx", "l": 2}}
+    )
+    with pytest.raises(ColumnError, match="'dxx'"):
+        wrong.apply(Microdata(df, keys=["age", "sex"]))
+
+
+def test_verify_refuses_forged_levels_with_a_verification_error() -> None:
+    df = pl.DataFrame({"age": [31, 35, 47, 48], "sex": ["f", "m", "f", "m"]})
+    hierarchies = {"age": {"kind": "bands", "widths": [10]}, "sex": {"kind": "flat"}}
+    method = LatticeAnonymization(hierarchies=hierarchies, models={"k": 2})
+    md = Microdata(df, keys=["age", "sex"])
+    res = method.apply(md)
+    for levels in ({"age": 1}, {"age": 7, "sex": 0}):
+        forged = res.__class__(**{**res.__dict__, "details": {**res.details, "levels": levels}})
+        with pytest.raises(VerificationError):
+            method.verify(md, forged)

@@ -113,6 +113,14 @@ def evaluate_node(
     )
 
 
+def top_records(data: LatticeData, levels: Sequence[int]) -> np.ndarray:
+    """Boolean per record: every key shows its hierarchy's single top label at ``levels``
+    (such a record loses nothing more when suppressed: ARX does not count it against the
+    suppression limit when a sample-based model suppresses)."""
+    classes = data.classes(levels)
+    return _top_classes(classes)[classes.class_of]
+
+
 def _top_classes(classes: NodeClasses) -> np.ndarray:
     """Boolean per class: every key is at its hierarchy's single top label."""
     data = classes.data

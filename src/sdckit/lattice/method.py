@@ -10,20 +10,19 @@ in sdckit's risk measures, so a suppressed record lowers no one's class size).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
 
-from sdckit.errors import DataError, InfeasibleError, ParameterError
-from sdckit.lattice._check import evaluate_node, suppression_budget
+from sdckit.errors import ColumnError, DataError, InfeasibleError, ParameterError
+from sdckit.lattice._check import evaluate_node, suppression_budget, top_records
 from sdckit.lattice._data import LatticeData
 from sdckit.lattice._sources import hierarchy_rows
 from sdckit.lattice.loss import LossMeasure
 from sdckit.lattice.models import DPresence, KMap, PrivacyModel
-from sdckit.lattice.search import SearchResult, search_lattice
+from sdckit.lattice.search import ALGORITHMS, SearchResult, search_lattice
 from sdckit.lattice.targets import loss_measure, privacy_models
 from sdckit.microdata import Microdata
 from sdckit.protection import (
@@ -193,11 +192,10 @@ class LatticeAnonymization(ProtectionMethod):
         except ParameterError as exc:
             raise ParameterError(f"{prefix}{exc}") from None
         # the search module's names, read at run time (the search gains algorithms)
-        known = getattr(sys.modules[search_lattice.__module__], "ALGORITHMS", None)
-        if self.algorithm is not None and known and self.algorithm not in known:
+        if self.algorithm is not None and self.algorithm not in ALGORITHMS:
             raise ParameterError(
                 f"{prefix}The 'algorithm' parameter of {type(self).__name__} must be one of "
-                f"{', '.join(map(repr, known))}."
+                f"{', '.join(map(repr, ALGORITHMS))}."
             )
 
     # ------------------------------------------------------------------ preparing
@@ -234,6 +232,14 @@ class LatticeAnonymization(ProtectionMethod):
                     "(sdckit.lattice.search_lattice with LatticeData.build(subset=...)), or "
                     "give k-map a population_size and an estimator."
                 )
+        linked = sorted(c for c, key in (md.linked or {}).items() if key in md.keys)
+        if linked:
+            # a linked column released as it is would give back the generalised key
+            raise ParameterError(
+                f"the column {linked[0]!r} is linked to a key; automatic protection generalises "
+                "the keys and would release it unchanged: drop it from the release or recode "
+                "it with its key."
+            )
         frame = md.frame
         for key in md.keys:
             missing = frame.get_column(key).null_count()
@@ -247,11 +253,17 @@ class LatticeAnonymization(ProtectionMethod):
             for key in md.keys
         }
         sensitive = _named(models, ("attribute", "attributes", "sensitive"))
+        for name in sensitive:
+            if name not in frame.columns:
+                raise ColumnError(
+                    f"a privacy model names the attribute {name!r}, which is not a column of "
+                    "the data; give the column of the sensitive attribute."
+                )
         subsets = _named(models, ("subset",))
         return LatticeData.build(
             frame,
             hierarchies,
-            sensitive=[c for c in sensitive if c in frame.columns],
+            sensitive=sensitive,
             subset=subsets[0] if subsets else None,
             weight=md.weight,
         )
@@ -308,7 +320,15 @@ class LatticeAnonymization(ProtectionMethod):
         models = self.target_models()
         data = self.lattice_data(original, models)
         levels = protected.details.get("levels")
-        self._require(isinstance(levels, dict), "the result does not say the levels chosen")
+        self._require(
+            isinstance(levels, dict) and set(levels) == set(data.keys),
+            "the result does not say the level chosen for every key",
+        )
+        try:
+            node = data.check_levels([levels[k] for k in data.keys])
+        except (ParameterError, TypeError, ValueError):
+            node = None
+        self._require(node is not None, "the result's levels are not a node of the lattice")
         out = protected.microdata.frame
         for col in original.frame.columns:
             if col not in original.keys:
@@ -329,7 +349,10 @@ class LatticeAnonymization(ProtectionMethod):
             "a record has some keys suppressed but not all",
         )
         budget = suppression_budget(float(self.suppression_limit), original.n_records)
-        self._require(int(suppressed.sum()) <= budget, "more records suppressed than the limit")
+        # counted as the search counts them: records whose every key is at its top label
+        # lose nothing more by suppression (the search's check, ARX's)
+        counted = suppressed & ~top_records(data, node)
+        self._require(int(counted.sum()) <= budget, "more records suppressed than the limit")
         filled = []
         for j, key in enumerate(data.keys):
             expected = _released(original.frame, data, j, levels[key], suppressed)
