@@ -223,3 +223,19 @@ def test_engine_step_equals_the_in_memory_suppression() -> None:
     out = got.collect().sort("__sdckit_row").select(["a", "b", "c"])
     assert out.equals(want)
     assert out["a"].null_count() + out["b"].null_count() + out["c"].null_count() > 0
+
+
+def test_a_combination_of_fixed_keys_only_has_its_own_k_checked() -> None:
+    """The fixed keys cannot be suppressed: a combination of them alone whose groups are below
+    its k is infeasible, not silently released."""
+    df = pl.DataFrame({"a": ["x"] * 3 + ["y"] * 6, "b": list("ababababa")})
+    md = Microdata(df, keys=["a", "b"])
+    method = LocalSuppression(
+        fixed=["a"], key_combinations=[{"keys": ["a"], "k": 5}, {"keys": ["b"], "k": 2}]
+    )
+    with pytest.raises(InfeasibleError, match="k=5"):
+        method.apply(md)
+    ok = LocalSuppression(
+        fixed=["a"], key_combinations=[{"keys": ["a"], "k": 3}, {"keys": ["b"], "k": 2}]
+    ).apply(md)
+    assert combination_risk(ok.microdata, [(["a"], 3), (["a", "b"], 2)]).is_safe

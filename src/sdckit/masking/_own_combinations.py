@@ -68,7 +68,8 @@ def own_subsets(
     """The combinations as positions among the free (not fixed) keys, with their ``k``.
 
     Larger combinations come first: their suppressions often already protect the smaller.  A
-    combination of fixed keys only is left out: the groups of the fixed keys' values meet it.
+    combination of fixed keys only is left out: the caller checks that the groups of the fixed
+    keys' values meet its ``k`` (they cannot be suppressed).
     """
     free = [j for j in range(len(md.keys)) if j not in fixed]
     subsets, ks = [], []

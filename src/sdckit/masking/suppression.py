@@ -673,13 +673,6 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
             k = check_int(self.k, "k", minimum=1)
             check_combination_columns(self.key_combinations, k, columns, where)
 
-    def _own_subsets(
-        self, md: Microdata, k: int, fixed: list[int]
-    ) -> tuple[list[tuple[int, ...]], list[int]] | None:
-        """Own combinations as positions among the free (not fixed) keys, with their k."""
-        own = self.own_combinations(k)
-        return None if own is None else own_subsets(md, own, fixed)
-
     def _strata(self, md: Microdata, k: int) -> Strata | None:
         """The strata to work within (``by_strata``), checked; None for the whole file."""
         if not self.by_strata:
@@ -726,10 +719,13 @@ class LocalSuppression(ReportsStrata, ProtectionMethod):
         priority = key_priority(md, self.importance, [md.keys[j] for j in fixed])
         kc = md.key_codes
         wildcard = self.missing == "wildcard"
-        own = self._own_subsets(md, k, fixed)
+        combinations = self.own_combinations(k)
+        own = None if combinations is None else own_subsets(md, combinations, fixed)
         ks = None if own is None else own[1]
-        # with own combinations each is reached within the groups: they need the largest k
-        groups = self._groups(md, k if own is None else max([k, *own[1]]), fixed)
+        # with own combinations each is reached within the groups of the fixed keys: they
+        # need the largest k of any combination, one of fixed keys only included
+        largest = k if combinations is None else max(c.k for c in combinations)
+        groups = self._groups(md, largest, fixed)
         free = [j for j in range(len(md.keys)) if j not in fixed]
         subsets = _key_subsets(len(free), combos) if own is None else own[0]
         if not free:  # every key fixed: nothing to suppress (the groups have k records)
