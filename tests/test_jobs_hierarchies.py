@@ -111,3 +111,26 @@ def test_runner_exports_key_combination_objects_and_refuses_hierarchy_objects(
     run.apply_step(GlobalRecoding(hierarchies={"education": h}, levels=1))
     with pytest.raises(ParameterError, match="write_arx_csv"):
         run.to_toml()
+
+
+def test_an_ru_map_candidate_reads_its_hierarchy_relative_to_the_job_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _job(tmp_path)
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        + """
+[ru_map]
+[[ru_map.candidates]]
+method = "global_recoding"
+label = "education one level up"
+hierarchies = { education = "hier/education.csv" }
+levels = { education = 1 }
+""",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(ARX)  # not the job's directory
+    job = load_job(path)
+    for candidate in job.ru_map.candidates:
+        name = candidate.method.hierarchies["education"]
+        assert Path(name).is_absolute() and Path(name).is_file()

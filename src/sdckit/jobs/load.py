@@ -443,6 +443,8 @@ def _ru_map(
                 params.pop("seed", None)  # the map's seeds are used for random methods
             if is_auto(cls):  # the lattice search: its models from [target], as a step's
                 params = auto_params(params, target, base, where)
+            else:  # file paths relative to the job file, as a step's
+                params = resolve_files(cls, params, base or Path.cwd(), where)
             # readable: "local_suppression k = 3", "pram min_diagonal = 0.8, alpha = 0.5"
             values = ", ".join(f"{k} = {_label(v)}" for k, v in zip(grid, combo, strict=True))
             name = f"{label} {values}" if values else label
