@@ -184,3 +184,11 @@ def test_spark_equals_in_memory(spark, data, name, partitions) -> None:
     frame = spark.createDataFrame(data.to_arrow()).repartition(partitions)
     out = pl.from_arrow(_run(METHODS[name], frame, "spark").toArrow())
     _same(out, _reference(name, data))
+
+
+def test_pram_and_noise_with_one_seed_draw_from_different_keys() -> None:
+    from sdckit.masking._keyed_draws import base_sequence, noise_key, pram_keys
+
+    for seed in (0, 5, 123):
+        assert pram_keys(seed, 1)[1] != noise_key(base_sequence(seed))
+        assert pram_keys(seed, 1)[1] != noise_key(seed)

@@ -25,8 +25,11 @@ __all__ = [
     "stratum_codes",
 ]
 
-#: Streams derived from the seed: PRAM's matrices per stratum (0, as before), the draws (2).
+#: Streams derived from the seed: PRAM's matrices per stratum (0, as before), PRAM's draws (2),
+#: the noise's draws within strata (3: its own, so that PRAM and noise with one seed draw
+#: independently; with one stream a record's PRAM uniform was the first uniform of its noise).
 _DRAWS = 2
+_NOISE_DRAWS = 3
 
 
 def pram_lane(variable: int, attempt: int) -> int:
@@ -172,9 +175,10 @@ def noise_key(seed: Any) -> int:
 
     Without strata the key is the first number of the seed's Generator (so an integer seed and
     ``numpy.random.default_rng`` of it give the same key); within strata (a
-    :class:`numpy.random.SeedSequence`, the base of the strata's streams) it is stream ``2`` of
-    it.  One key for the file, within strata too: the draws are keyed by the record's row.
+    :class:`numpy.random.SeedSequence`, the base of the strata's streams) it is stream ``3`` of
+    it (PRAM's draws use stream 2).  One key for the file, within strata too: the draws are
+    keyed by the record's row.
     """
     if isinstance(seed, np.random.SeedSequence):
-        return stream_key(stream_seed(seed, _DRAWS))
+        return stream_key(stream_seed(seed, _NOISE_DRAWS))
     return int(check_seed(seed).integers(0, 2**64, dtype=np.uint64))
