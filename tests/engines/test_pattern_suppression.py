@@ -275,3 +275,20 @@ def test_spark_equals_in_memory(spark, case, data) -> None:
     assert sdf.rdd.getNumPartitions() == 2
     out = _on_engine(read_with_row(sdf, "spark"), "spark", METHODS[case])
     _assert_same(pl.from_arrow(out.toArrow()), _in_memory(data, METHODS[case]))
+
+
+def test_joining_the_decisions_keeps_the_file_order_on_the_streaming_engine() -> None:
+    """A release with order = "original" writes the streaming frame as it comes: the join of
+    the suppression's decisions must not reorder it (polars' streaming join does unless asked
+    to keep the left order; this size shows it)."""
+    import narwhals as nw
+
+    from sdckit.engines._steps import with_columns
+
+    n = 2_000_000
+    rng = np.random.default_rng(1)
+    lf = pl.LazyFrame({"__sdckit_row": np.arange(n), "x": rng.integers(0, 100, n)})
+    decisions = pl.DataFrame({"__sdckit_row": np.arange(0, n, 7), "d": np.int8(1)})
+    out = with_columns(lf, "streaming", [nw.col("x") + 1], decisions, on="__sdckit_row")
+    rows = out.collect(engine="streaming").get_column("__sdckit_row")
+    assert rows.is_sorted() and rows.len() == n

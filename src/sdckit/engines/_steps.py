@@ -95,6 +95,12 @@ def with_columns(
             )
         meta = _polars_part(frame._meta, exprs, decisions, drop, on)
         return frame.map_partitions(_polars_part, exprs, decisions, drop, on, meta=meta)
+    if decisions is not None and isinstance(frame, pl.LazyFrame | pl.DataFrame):
+        # polars keeps the file order only when asked to (the release with order="original"
+        # and the streaming writer's row ranges rely on it)
+        frame = frame.join(decisions.lazy() if isinstance(frame, pl.LazyFrame) else decisions,
+                           on=on, how="left", maintain_order="left")  # fmt: skip
+        decisions = None
     out = nw.from_native(frame)
     if decisions is not None:
         out = out.join(nw.from_native(native_table(decisions, engine, frame)), on=on, how="left")
