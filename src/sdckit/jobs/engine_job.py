@@ -285,6 +285,7 @@ def _release(frame: Any, engine: str, job: Job) -> tuple[Any, int, np.ndarray | 
 
     from sdckit.engines import ROW, EngineError, native_table, with_columns
     from sdckit.jobs.runner import seed_of_release
+    from sdckit.release import new_household_ids
 
     plan, md = job.release_plan, job.microdata
     if plan.household_size is not None:
@@ -300,12 +301,10 @@ def _release(frame: Any, engine: str, job: Job) -> tuple[Any, int, np.ndarray | 
     records = int(nwf.select(nw.len()).collect().item())
     hh = md.household
     if hh is not None and hh in columns and plan.household_id == "new":
-        # as sdckit.release.new_household_ids: the ids as text, ranked, permuted
+        # the distinct ids given new ones as in memory (the same draws: ids ranked as text)
         ids = nwf.select(nw.col(hh)).unique().collect().to_arrow()
         ids = pl.DataFrame(pl.from_arrow(ids)).get_column(hh)
-        codes = ids.cast(pl.String).rank("dense").cast(pl.Int64).to_numpy() - 1
-        new = rng.permutation(int(codes.max()) + 1 if len(codes) else 0).astype(np.int64) + 1
-        table = pl.DataFrame({hh: ids, "__sdckit_hh": new[codes]})
+        table = pl.DataFrame({hh: ids, "__sdckit_hh": new_household_ids(ids, rng)})
         frame = with_columns(
             frame, engine, [nw.col("__sdckit_hh").alias(hh)], table, ["__sdckit_hh"], on=hh
         )
