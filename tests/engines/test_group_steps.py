@@ -143,3 +143,15 @@ def test_group_steps_on_spark(spark, census) -> None:
         frame, "spark", TargetedRecordSwapping(**SWAP), seed=3, roles={"household": "household_id"}
     )
     _same(pl.from_arrow(out.toArrow()), _swap_reference(census, 3))
+
+
+def test_a_job_does_not_swap_on_an_engine_where_the_release_would_differ() -> None:
+    """The engine swaps within top-level areas only: a job falls back to memory (auto) or is
+    refused (an engine by name), never released as the in-memory method's swap."""
+    from sdckit.engines import EngineError, unsupported_reason
+    from sdckit.engines._protect import engine_step
+
+    method = TargetedRecordSwapping(**SWAP)
+    assert "within each on an engine" in unsupported_reason(method, "streaming")
+    with pytest.raises(EngineError, match="run the job in memory"):
+        engine_step(method, "streaming")

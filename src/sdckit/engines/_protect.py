@@ -56,6 +56,13 @@ def unsupported_reason(method: Any, engine: str) -> str | None:
         return f"{name} with quantile=True needs exact quantiles of every record"
     if isinstance(method, AddNoise) and method.method != "additive":
         return f"{name} with method={method.method!r} needs the moments of every record"
+    if isinstance(method, TargetedRecordSwapping):
+        # swapping_on_engine swaps within each top-level area only: another release than the
+        # in-memory method's, which swaps across areas too; a job must not get it silently
+        return (
+            f"{name} swaps across top-level areas in memory, and only within each on an "
+            "engine (sdckit.engines' swapping_on_engine, another release)"
+        )
     return None
 
 
