@@ -192,3 +192,16 @@ def test_pram_and_noise_with_one_seed_draw_from_different_keys() -> None:
     for seed in (0, 5, 123):
         assert pram_keys(seed, 1)[1] != noise_key(base_sequence(seed))
         assert pram_keys(seed, 1)[1] != noise_key(seed)
+
+
+def test_an_infinite_value_is_refused_not_left_without_noise(data) -> None:
+    """Its standard deviation is undefined: the whole variable would get no noise."""
+    bad = data.with_columns(x=pl.when(pl.col(ROW) == 3).then(np.inf).otherwise(pl.col("x")))
+    for engine in ("polars", "streaming"):
+        frame = bad if engine == "polars" else bad.lazy()
+        with pytest.raises(DataError, match="'x' has infinite values"):
+            _run(METHODS["noise"], frame, engine)
+    from sdckit import Microdata
+
+    with pytest.raises(DataError, match="'x' has infinite values"):
+        METHODS["noise"].apply(Microdata(bad.drop(ROW), numeric=["x", "y"]))

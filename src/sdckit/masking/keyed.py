@@ -42,7 +42,7 @@ from sdckit.masking._keyed_draws import (
 )
 from sdckit.masking._pram import _as_combinations, _transition_matrix
 from sdckit.masking._strata import base_sequence
-from sdckit.masking.noise import _check_edits, _column_matrix, _edit_sum
+from sdckit.masking.noise import _check_edits, _column_matrix, _edit_sum, refuse_infinite
 
 __all__ = [
     "ROW",
@@ -286,6 +286,7 @@ def noise_plan(
     """The plan of :class:`~sdckit.masking.AddNoise` (``method="additive"``) from the exact
     moments of the variables (one group per stratum level, missing stratum last)."""
     noise = float(method.noise)
+    refuse_infinite(variables, moments.infinite.any(axis=0))
     chosen = method.seed if seed is None else seed
     by_strata = strata is not None
     return NoisePlan(

@@ -185,6 +185,17 @@ def _column_matrix(frame: pl.DataFrame, columns: Sequence[str]) -> np.ndarray:
     return sub.to_numpy(order="c").astype(np.float64, copy=False)
 
 
+def refuse_infinite(columns: Sequence[str], infinite: np.ndarray) -> None:
+    """Refuse infinite values: their standard deviation is undefined, and the column would get
+    no noise at all (released as it is while reported as perturbed)."""
+    for name, bad in zip(columns, infinite, strict=True):
+        if bad:
+            raise DataError(
+                f"The variable {name!r} has infinite values; its noise scale is undefined. "
+                "Replace them, or mark them missing, before adding noise."
+            )
+
+
 def _column_sd(frame: pl.DataFrame, columns: Sequence[str] | None) -> np.ndarray:
     """Standard deviation (n - 1) of each column, ignoring missing values; 0 if undefined.
 
@@ -587,6 +598,7 @@ class AddNoise(ReportsStrata, ProtectionMethod):
         method, noise, delta, rule, quantile = self._check_params()
         free, edits = self._columns(md)
         x = _column_matrix(md.frame, free)
+        refuse_infinite(free, np.isinf(x).any(axis=0))
         _check_edits(md.frame, edits)
         details: dict[str, Any] = {"variables": list(free), "balance": [list(e) for e in edits]}
         # household-level variables get one draw per household (see the module docstring)
