@@ -3,6 +3,7 @@ magnitude's own error on the tables page, multipart names of columns with double
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import polars as pl
@@ -11,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from sdckit.ui._security import csrf_token
 from sdckit.ui._server import UIServer
+from sdckit.ui._tasks import Task
 
 BASE = "http://127.0.0.1"
 
@@ -104,3 +106,31 @@ def test_a_word_in_the_records_filter_is_said_beside_it(server, tmp_path) -> Non
     assert 'id="threshold-error"' in r.text and 'value="three"' in r.text
     r = c.get("/risk", params={"mode": "k", "k": "4", "threshold": "0.1"})
     assert 'id="k-error"' not in r.text and 'id="threshold-error"' not in r.text
+
+
+class _EndsWhenLookedAt(Task):
+    """A task that ends the moment a route asks whether it runs: the race of a fast task
+    (the route chose the waiting page, the task ended before the page was rendered)."""
+
+    @property
+    def running(self) -> bool:
+        if self.state == "running":
+            self.state, self.finished = "done", time.monotonic()
+            return True
+        return False
+
+
+def test_a_task_that_ends_while_its_waiting_page_renders_is_still_polled(server) -> None:
+    """The waiting page of a task that ended during the request keeps the task's section,
+    so that the browser polls it once and loads the result: without it, "Assessing the
+    risk..." stayed for good (seen in CI under load)."""
+    c = logged_in(server)
+    ws = server.workspace
+    task = _EndsWhenLookedAt(label="Assessing the disclosure risk", next_url="/risk")
+    ws.tasks.current = task
+    r = c.get("/risk")
+    assert r.status_code == 200 and "Assessing the risk" in r.text
+    assert f'data-task-url="/tasks/{task.id}"' in r.text
+    # a later request (after the end) shows no task any more, and the poller goes on
+    r2 = c.get("/data")
+    assert "data-task-url" not in r2.text

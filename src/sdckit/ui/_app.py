@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -96,6 +97,7 @@ def create_app(workspace: Workspace, *, token: str, max_upload_bytes: int = 2 * 
 
     @app.middleware("http")
     async def token_cookie(request: Request, call_next: Any) -> Response:
+        request.state.arrived = time.monotonic()  # (a task that ends after it: see render)
         state = request.scope.get("state", {})
         if state.get("token_in_query") and request.method == "GET":
             query = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]

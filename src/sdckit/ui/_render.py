@@ -78,8 +78,15 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     """A page: the template with the workspace, the running task and the navigation."""
     ws: Workspace = request.app.state.ws
     task = ws.tasks.current
+    # a task that ended while this request was handled is shown as running: the route may
+    # have chosen a waiting page ("Assessing the risk...") before it ended, and without the
+    # task's section nothing would ever poll and load the page of its result; the poller
+    # sees it ended at once and loads that page (its outcome is said there).  (``finished``
+    # is set last, after the state: a task without it has not quite ended.)
+    arrived = getattr(request.state, "arrived", float("inf"))
+    running = task is not None and (task.finished is None or task.finished >= arrived)
     finished_note = None
-    if task is not None and not task.running and not getattr(task, "shown", False):
+    if task is not None and not running and not getattr(task, "shown", False):
         if task.state in ("failed", "cancelled"):
             finished_note = task
         task.shown = True  # type: ignore[attr-defined]
@@ -88,7 +95,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
         request=request,
         notice=notice,
         ws=ws,
-        task=task if task is not None and task.running else None,
+        task=task if running else None,
         finished=finished_note,
         nav=NAV,
         page=context.pop("page", ""),
