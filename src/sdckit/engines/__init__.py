@@ -60,6 +60,7 @@ _PROTECTION = {
     "read_with_row": "_rows",
     "write_parts": "_rows",
     "remove_output": "_rows",
+    "stage_records": "_rows",
     "native_table": "_rows",
     "with_columns": "_steps",
     "run_steps": "_protect",

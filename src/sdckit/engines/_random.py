@@ -7,7 +7,8 @@ What needs the whole file is small and computed first, where the records are
 the combinations of its ``must_exist`` groups), the exact moments of the noise variables per
 stratum (:mod:`sdckit._exact_sums`, so that the noise scale is the in-memory one to the bit).
 A plan (:mod:`sdckit.masking.keyed`) is then applied to every slice
-(:func:`~sdckit.engines._partitions.map_slices`).
+(:func:`~sdckit.engines._partitions.map_columns`: on polars an expression over the columns
+it reads, so that a later pass reads from the file only what it needs).
 
 ``frame`` must carry the global row index ``__sdckit_row`` (int64, ``0 .. n - 1`` in file
 order); ``roles`` are the :class:`~sdckit.microdata.Microdata` roles.  What runs in memory on
@@ -27,7 +28,7 @@ import polars as pl
 from sdckit._codes import encode_column
 from sdckit._exact_sums import Moments, partial_moments
 from sdckit.engines._api import EngineError
-from sdckit.engines._partitions import ROW, map_slices, reduce_slices
+from sdckit.engines._partitions import ROW, map_columns, reduce_slices
 from sdckit.errors import ColumnError, DataError
 from sdckit.masking import AddNoise, Pram
 from sdckit.masking.keyed import edits_hold, noise_matrix, noise_plan, pram_plan, stratum_codes
@@ -123,7 +124,8 @@ def pram_on_engine(frame: Any, engine: str, method: Pram, *, seed: Any, roles: d
         counted if counted is not None else _count(md.frame.clear(0), cols, strata, groups)
     )
     plan = pram_plan(method, counts, strata=strata, present=present, seed=seed)
-    return map_slices(frame, engine, plan.apply)
+    forbidden = {c for combo in plan.forbidden for c in combo}
+    return map_columns(frame, engine, plan.apply, [ROW, *used, *sorted(forbidden)], cols)
 
 
 def _count(
@@ -218,7 +220,8 @@ def noise_on_engine(frame: Any, engine: str, method: AddNoise, *, seed: Any, rol
     plan = noise_plan(
         method, moments, free, strata=strata, strata_levels=levels, balance=edits, seed=seed
     )
-    return map_slices(frame, engine, plan.apply, floats=[*free, *(t for t, _ in edits)])
+    changed = [*free, *(t for t, _ in edits)]
+    return map_columns(frame, engine, plan.apply, [ROW, *used], changed, floats=changed)
 
 
 def _unique(batch: pl.DataFrame) -> pl.Series:

@@ -144,14 +144,20 @@ def native_table(table: pl.DataFrame, engine: str, like: Any) -> Any:
 PART_ROWS = 4_000_000
 
 
-def _sink_in_order(frame: pl.LazyFrame, order: np.ndarray, tmp: Path) -> None:
+def _sink_in_order(
+    frame: pl.LazyFrame, order: np.ndarray, tmp: Path, staged: Path | None = None
+) -> None:
     """Sink ``frame`` with its records in the order ``order`` (row indexes, first written
     first) in bounded memory: the records once to a staging file in file order, then one part
     file per :data:`PART_ROWS` positions, each a streaming join of the staging file to the
-    rows of its positions, sorted (only that part is held in memory)."""
+    rows of its positions, sorted (only that part is held in memory).  ``staged``: the
+    records' file, already written by :func:`stage_records`."""
     stage = tmp / "_stage"
     stage.mkdir()
-    frame.sink_parquet(stage / "records.parquet")
+    records = staged
+    if records is None:
+        records = stage / "records.parquet"
+        frame.sink_parquet(records)
     try:
         for c, start in enumerate(range(0, len(order), PART_ROWS)):
             rows = order[start : start + PART_ROWS]
@@ -159,7 +165,7 @@ def _sink_in_order(frame: pl.LazyFrame, order: np.ndarray, tmp: Path) -> None:
                 {ROW: rows, "__sdckit_pos": np.arange(start, start + len(rows), dtype=np.int64)}
             )
             part = (
-                pl.scan_parquet(stage / "records.parquet")
+                pl.scan_parquet(records)
                 .join(chosen, on=ROW, how="inner")
                 .sort("__sdckit_pos")
                 .drop(ROW, "__sdckit_pos")
@@ -167,6 +173,19 @@ def _sink_in_order(frame: pl.LazyFrame, order: np.ndarray, tmp: Path) -> None:
             part.sink_parquet(tmp / f"part-{c:05d}.parquet")
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def stage_records(frame: pl.LazyFrame, folder: Path) -> pl.LazyFrame:
+    """``frame`` written once to ``folder/records.parquet`` (in its order) and read back
+    (give that file to :func:`write_parts` as ``staged``).
+
+    A protection job's lazy steps would otherwise run again for every pass that reads their
+    result (the release check's counts, margins, comparisons and sample, then the write): with
+    the records staged, each pass reads from the file only the columns it needs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "records.parquet"
+    frame.sink_parquet(path, row_group_size=1 << 20)
+    return pl.scan_parquet(path)
 
 
 def remove_output(path: Path) -> None:
@@ -184,6 +203,7 @@ def write_parts(
     path: Path,
     order: np.ndarray | None = None,
     accept: Callable[[Path], bool] | None = None,
+    staged: Path | None = None,
 ) -> Path | None:
     """Write ``frame`` (without :data:`ROW`) as Parquet part files in the directory ``path``.
 
@@ -193,7 +213,8 @@ def write_parts(
     to write (a shuffled release), written in bounded memory; Dask and Spark frames come
     sorted.  ``accept``: called with the complete temporary folder before it is renamed; when
     it returns False nothing is written, an older output at ``path`` is removed (it is not
-    this release), and the result is None.
+    this release), and the result is None.  ``staged`` (streaming engine): the file of
+    :func:`stage_records` that ``frame`` reads, used as the shuffled write's staging file.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -207,7 +228,7 @@ def write_parts(
                 extra.unlink()
         elif order is not None:
             tmp.mkdir()
-            _sink_in_order(frame, order, tmp)
+            _sink_in_order(frame, order, tmp, staged)
         else:
             tmp.mkdir()
             frame.drop(ROW).sink_parquet(pl.PartitionBy(tmp, max_rows_per_file=PART_ROWS))

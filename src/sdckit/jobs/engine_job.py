@@ -10,7 +10,9 @@ On the engine the records are read with their row index, protected step by step 
 with the seed ``seed + i - 1`` of the in-memory runner, set by the job loader), released as the
 in-memory runner releases them -- the released columns, new household ids and the record
 order drawn from the same stream (:func:`sdckit.jobs.runner.seed_of_release`), so the file is
-the same, record for record -- and written as Parquet part files in a folder at the job's
+the same, record for record -- staged once on the streaming engine (the steps are lazy; the
+check's passes and the write read the staged file, never the steps again) and written as
+Parquet part files in a folder at the job's
 output path (a temporary folder renamed: never half written).  The release check runs first,
 from aggregates and a seeded sample (:func:`sdckit.engines.check_on_engine`), against the
 job's target (the default one without a ``[target]``): a release it refuses is not written
@@ -22,7 +24,9 @@ loading it on its first records (roles, steps, outputs), never on the whole file
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,16 +169,7 @@ def run_engine_job(
     job: Job, engine: str, *, progress: Callable[[str, int, int], None] | None = None
 ) -> EngineJobResult:
     """Run ``job`` (from :func:`plan_engine_job`) on ``engine``; write its protected file."""
-    from sdckit.engines import (
-        ROW,
-        check_on_engine,
-        k_violations_on_engine,
-        read_with_row,
-        remove_output,
-        run_steps,
-        write_parts,
-    )
-    from sdckit.release import ReleaseTarget
+    from sdckit.engines import read_with_row, run_steps, stage_records
 
     report = progress or (lambda stage, done, total: None)
     source = Path(job.tables["input"]["file"])
@@ -192,6 +187,49 @@ def run_engine_job(
     seeds = [s.params.get("seed") for s in job.steps]
     frame = run_steps(frame, engine, methods, seeds, roles, report)
     released, records, order = _release(frame, engine, job)
+    stage = None
+    if engine == "streaming":
+        # the steps are lazy: the check's passes and the write would each run them again
+        # (and a frame-level map would make every pass read every column); they run once
+        base = (
+            job.output_data.parent if job.output_data is not None else Path(tempfile.gettempdir())
+        )
+        stage = base / f".sdckit-stage-{uuid.uuid4().hex}"
+        report("Protecting the records", 0, 1)
+        try:
+            released = stage_records(released, stage)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        report("Protecting the records", 1, 1)
+    try:
+        return _check_and_write(job, engine, original, released, records, order, stage, report)
+    finally:
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def _check_and_write(
+    job: Job,
+    engine: str,
+    original: Any,
+    released: Any,
+    records: int,
+    order: np.ndarray | None,
+    stage: Path | None,
+    report: Callable[[str, int, int], None],
+) -> EngineJobResult:
+    """The release check, the write (when the check passes) and the reports."""
+    from sdckit.engines import (
+        ROW,
+        check_on_engine,
+        k_violations_on_engine,
+        remove_output,
+        write_parts,
+    )
+    from sdckit.release import ReleaseTarget
+
+    md = job.microdata
     k = job.target.k if job.target is not None else None
     # the release check from aggregates and a seeded sample, before anything is written
     check = check_on_engine(
@@ -218,7 +256,10 @@ def run_engine_job(
         remove_output(job.output_data)
     elif job.output_data is not None:
         report("Writing outputs", 0, 1)
-        out = write_parts(released, engine, job.output_data, order, accept=k_anonymous)
+        staged = None if stage is None else stage / "records.parquet"
+        out = write_parts(
+            released, engine, job.output_data, order, accept=k_anonymous, staged=staged
+        )
         report("Writing outputs", 1, 1)
     elif k is not None and md.keys:
         report("Recounting k-anonymity", 0, 1)
