@@ -14,7 +14,11 @@ from engine_helpers import spark_session
 
 from sdckit.datasets import generate_census
 from sdckit.engines import EngineError
-from sdckit.engines._groups import microaggregation_on_engine, swapping_on_engine
+from sdckit.engines._groups import (
+    microaggregation_on_engine,
+    swapping_on_engine,
+    swapping_within_areas_on_engine,
+)
 from sdckit.masking import Microaggregation, TargetedRecordSwapping
 from sdckit.masking.keyed import ROW, group_seeds
 
@@ -78,13 +82,38 @@ def test_microaggregation_within_strata_on_polars(census, method) -> None:
     assert not ref.get_column("income").equals(census.get_column("income"))
 
 
+def _whole_reference(census: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """The in-memory swap of the whole file (households swapped across regions)."""
+    method = TargetedRecordSwapping(**SWAP, seed=seed)
+    return method.apply(census, household="household_id").data
+
+
 def test_swapping_within_regions_on_polars(census) -> None:
     ref = _swap_reference(census, 3)
     assert not ref.get_column("area").equals(census.get_column("area"))  # households moved
     method = TargetedRecordSwapping(**SWAP)
     for engine, frame, done in _engines(census):
+        out = swapping_within_areas_on_engine(
+            frame, engine, method, seed=3, roles={"household": "household_id"}
+        )
+        _same(done(out), ref)
+    other = swapping_within_areas_on_engine(
+        census, "polars", method, seed=4, roles={"household": "household_id"}
+    )
+    assert not other.get_column("area").equals(ref.get_column("area"))
+
+
+def test_swapping_over_the_whole_file_equals_memory(census) -> None:
+    """The engine's swap is the in-memory method's on the whole file: households moved across
+    regions too, the same records moved, the same values, on each engine."""
+    ref = _whole_reference(census, 3)
+    moved = ref.get_column("region") != census.get_column("region")
+    assert moved.sum() > 0  # a household given the geography of another region
+    method = TargetedRecordSwapping(**SWAP)
+    for engine, frame, done in _engines(census):
         out = swapping_on_engine(frame, engine, method, seed=3, roles={"household": "household_id"})
         _same(done(out), ref)
+    # the seed is the job's: another seed, another swap
     other = swapping_on_engine(
         census, "polars", method, seed=4, roles={"household": "household_id"}
     )
@@ -94,7 +123,9 @@ def test_swapping_within_regions_on_polars(census) -> None:
 def test_what_stays_in_memory_is_refused(census) -> None:
     one_level = TargetedRecordSwapping(**{**SWAP, "hierarchy": ["region"]})
     with pytest.raises(EngineError, match="two levels"):
-        swapping_on_engine(census, "polars", one_level, seed=1, roles={"household": "household_id"})
+        swapping_within_areas_on_engine(
+            census, "polars", one_level, seed=1, roles={"household": "household_id"}
+        )
     roles = {
         "strata": "region",
         "household": "household_id",
@@ -123,10 +154,14 @@ def test_group_steps_on_dask(client, census) -> None:
     m = Microaggregation(k=3, method="mdav_refined", variables=["income", "savings"], iterations=3)
     out = microaggregation_on_engine(frame, "dask", m, seed=5, roles={"strata": "region"})
     _same(pl.from_pandas(out.compute()), _micro_reference(census, "mdav_refined"))
-    out = swapping_on_engine(
+    out = swapping_within_areas_on_engine(
         frame, "dask", TargetedRecordSwapping(**SWAP), seed=3, roles={"household": "household_id"}
     )
     _same(pl.from_pandas(out.compute()), _swap_reference(census, 3))
+    out = swapping_on_engine(
+        frame, "dask", TargetedRecordSwapping(**SWAP), seed=3, roles={"household": "household_id"}
+    )
+    _same(pl.from_pandas(out.compute()), _whole_reference(census, 3))
 
 
 @pytest.fixture(scope="module")
@@ -139,19 +174,67 @@ def test_group_steps_on_spark(spark, census) -> None:
     m = Microaggregation(k=3, method="mdav", variables=["income", "savings"], iterations=3)
     out = microaggregation_on_engine(frame, "spark", m, seed=5, roles={"strata": "region"})
     _same(pl.from_arrow(out.toArrow()), _micro_reference(census, "mdav"))
-    out = swapping_on_engine(
+    out = swapping_within_areas_on_engine(
         frame, "spark", TargetedRecordSwapping(**SWAP), seed=3, roles={"household": "household_id"}
     )
     _same(pl.from_arrow(out.toArrow()), _swap_reference(census, 3))
+    out = swapping_on_engine(
+        frame, "spark", TargetedRecordSwapping(**SWAP), seed=3, roles={"household": "household_id"}
+    )
+    _same(pl.from_arrow(out.toArrow()), _whole_reference(census, 3))
 
 
-def test_a_job_does_not_swap_on_an_engine_where_the_release_would_differ() -> None:
-    """The engine swaps within top-level areas only: a job falls back to memory (auto) or is
-    refused (an engine by name), never released as the in-memory method's swap."""
-    from sdckit.engines import EngineError, unsupported_reason
-    from sdckit.engines._protect import engine_step
+def test_a_job_swaps_on_an_engine_as_in_memory(tmp_path) -> None:
+    """A job with record swapping runs on the streaming engine (no fallback to memory), and
+    its released file equals the in-memory runner's, record for record in the released
+    order."""
+    import textwrap
 
-    method = TargetedRecordSwapping(**SWAP)
-    assert "within each on an engine" in unsupported_reason(method, "streaming")
-    with pytest.raises(EngineError, match="run the job in memory"):
-        engine_step(method, "streaming")
+    from typer.testing import CliRunner
+
+    from sdckit.cli.app import app
+    from sdckit.engines import unsupported_reason
+    from sdckit.jobs import load_job
+    from sdckit.jobs.runner import Runner
+
+    assert unsupported_reason(TargetedRecordSwapping(**SWAP), "streaming") is None
+    census = generate_census(2400, seed=8)
+    census.write_parquet(tmp_path / "census.parquet")
+    job_file = tmp_path / "job.toml"
+    job_file.write_text(
+        textwrap.dedent(
+            """
+            seed = 11
+            [input]
+            file = "census.parquet"
+            engine = "streaming"
+            [roles]
+            keys = ["region", "sex"]
+            household = "household_id"
+            identifiers = ["person_id"]
+            [[steps]]
+            method = "targeted_record_swapping"
+            hierarchy = ["region", "district", "area"]
+            risk_variables = ["sex", "age_group"]
+            k = 3
+            swap_rate = 0.05
+            [target]
+            k = 2
+            [output]
+            data = "out.parquet"
+            keep = ["household_id", "region", "district", "area", "sex", "age_group"]
+            """
+        )
+    )
+    result = CliRunner().invoke(app, ["protect", str(job_file)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "engine 'streaming'" in result.stdout
+    got = pl.read_parquet(tmp_path / "out.parquet" / "*.parquet")
+    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
+    runner.apply_job_steps()
+    moved = runner.current.frame["region"] != runner.original.frame["region"]
+    assert int(moved.sum()) > 0  # households given the geography of another region
+    released = runner.release()
+    want = released.frame if released.order is None else released.frame[released.order]
+    assert got.columns == want.columns
+    assert got.equals(want)

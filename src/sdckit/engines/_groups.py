@@ -15,10 +15,12 @@ record; they are sent to every worker, so this suits files up to a few tens of m
 records on Dask and Spark).  Microaggregation of household-level variables (households may
 straddle strata) stays in memory.
 
-Targeted record swapping in memory works on the whole file (a household can be swapped with
-one of another top-level area); here it runs within each top-level area, on the lower levels of
-the hierarchy, which is what the in-memory method gives on each area alone with that area's
-seed (tested so).
+Targeted record swapping works on the whole file (a household can be swapped with one of
+another top-level area): :func:`swapping_on_engine` collects the columns it reads from every
+record and gives the in-memory output.  :func:`swapping_within_areas_on_engine` runs it within
+each top-level area instead, on the lower levels of the hierarchy -- what the in-memory method
+gives on each area alone with that area's seed (tested so), another release, which holds only
+one area's records at a time; a job never uses it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,11 @@ from sdckit.errors import DataError
 from sdckit.masking import Microaggregation, TargetedRecordSwapping
 from sdckit.masking.keyed import group_seeds, normalise
 
-__all__ = ["microaggregation_on_engine", "swapping_on_engine"]
+__all__ = [
+    "microaggregation_on_engine",
+    "swapping_on_engine",
+    "swapping_within_areas_on_engine",
+]
 
 
 def _with(method: Any, **params: Any) -> Any:
@@ -95,6 +101,52 @@ def microaggregation_on_engine(
 def swapping_on_engine(
     frame: Any, engine: str, method: TargetedRecordSwapping, *, seed: Any, roles: dict
 ) -> Any:
+    """:class:`~sdckit.masking.TargetedRecordSwapping` on the engine: per record, the
+    in-memory output (households swapped across the whole file, as in memory).
+
+    The swap compares every household with every other of the file (the risk counts, the
+    donors of any area), so the columns it reads -- the hierarchy, the risk variables, the
+    similarity profiles, the carried columns and the household id, with the row index -- are
+    collected from every record in one pass, the in-memory method runs on them with the
+    seed of the in-memory run, and the moved columns are written back by row index.  Memory:
+    those columns of every record (not the others), then the moved ones with the row index.
+
+    Examples
+    --------
+    >>> from sdckit.masking import TargetedRecordSwapping
+    >>> from sdckit.datasets import generate_census
+    >>> import polars as pl
+    >>> df = generate_census(3000, seed=1).with_row_index("__sdckit_row")
+    >>> df = df.with_columns(pl.col("__sdckit_row").cast(pl.Int64))
+    >>> m = TargetedRecordSwapping(hierarchy=["region", "district"],
+    ...     risk_variables=["sex", "age_group"], k=3, swap_rate=0.05)
+    >>> out = swapping_on_engine(df.lazy(), "streaming", m, seed=2,
+    ...                          roles={"household": "household_id"}).collect()
+    >>> ref = TargetedRecordSwapping(hierarchy=["region", "district"],
+    ...     risk_variables=["sex", "age_group"], k=3, swap_rate=0.05, seed=2)
+    >>> out.equals(ref.apply(df, household="household_id").data)
+    True
+    """
+    md = schema_microdata(frame, engine, roles)
+    hierarchy, risk, carry, profiles = method._settings(md)
+    chosen = method.seed if seed is None else seed
+    changed = [*hierarchy, *carry]
+    columns = sorted(
+        {ROW, *hierarchy, *risk, *carry, *(c for p in profiles for c in p), md.household or ""}
+        - {""}
+    )
+    records = _collect(frame, engine, None, None, columns)
+    if not records.get_column(ROW).is_sorted():
+        records = records.sort(ROW)
+    one = _with(method, risk_variables=list(risk), seed=chosen)
+    out = one.apply(records.drop(ROW), household=md.household).data
+    done = out.select(changed).with_columns(records.get_column(ROW))
+    return _write_back(frame, engine, done, changed, floats=False)
+
+
+def swapping_within_areas_on_engine(
+    frame: Any, engine: str, method: TargetedRecordSwapping, *, seed: Any, roles: dict
+) -> Any:
     """:class:`~sdckit.masking.TargetedRecordSwapping` within each top-level area on the
     engine, on the lower levels of the hierarchy (see the module docstring).
 
@@ -107,7 +159,8 @@ def swapping_on_engine(
     >>> df = df.with_columns(pl.col("__sdckit_row").cast(pl.Int64))
     >>> m = TargetedRecordSwapping(hierarchy=["region", "district"],
     ...     risk_variables=["sex", "age_group"], k=3, swap_rate=0.05)
-    >>> out = swapping_on_engine(df, "polars", m, seed=2, roles={"household": "household_id"})
+    >>> out = swapping_within_areas_on_engine(df, "polars", m, seed=2,
+    ...                                       roles={"household": "household_id"})
     >>> out.height
     3000
     """

@@ -5,7 +5,7 @@ and the k-anonymity recount of a file on an engine.
 ``step(frame, engine, method, *, seed, roles) -> frame`` (native frames carrying the row index
 :data:`sdckit.engines._rows.ROW`).  The deterministic steps are in :mod:`._steps`; the
 stochastic ones in :mod:`._random` (PRAM, additive noise) and :mod:`._groups`
-(microaggregation within strata, targeted record swapping within top-level areas), which
+(microaggregation within strata, targeted record swapping over the whole file), which
 draw what the in-memory methods draw for the same rows.  A method without an engine version is
 refused with an :class:`EngineError` that names it and the way out (the in-memory path).
 """
@@ -56,13 +56,6 @@ def unsupported_reason(method: Any, engine: str) -> str | None:
         return f"{name} with quantile=True needs exact quantiles of every record"
     if isinstance(method, AddNoise) and method.method != "additive":
         return f"{name} with method={method.method!r} needs the moments of every record"
-    if isinstance(method, TargetedRecordSwapping):
-        # swapping_on_engine swaps within each top-level area only: another release than the
-        # in-memory method's, which swaps across areas too; a job must not get it silently
-        return (
-            f"{name} swaps across top-level areas in memory, and only within each on an "
-            "engine (sdckit.engines' swapping_on_engine, another release)"
-        )
     return None
 
 
