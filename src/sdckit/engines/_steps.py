@@ -36,6 +36,7 @@ import polars as pl
 
 from sdckit._codes import encode_column
 from sdckit.engines._api import EngineError
+from sdckit.engines._partitions import batched
 from sdckit.engines._rows import ROW, collect, native_table
 from sdckit.engines._suppress_patterns import pattern_path_reason, suppress_by_patterns
 from sdckit.errors import DataError
@@ -85,8 +86,10 @@ def with_columns(
     drop: list[str] | None = None,
     on: str = ROW,
 ) -> Any:
-    """``frame`` with the columns ``exprs``, after a left join of ``decisions`` on ``on``
-    (the row index) when given; the ``drop`` columns dropped at the end."""
+    """``frame`` with the columns ``exprs`` (narwhals expressions, or on polars native ones
+    such as :func:`~sdckit.engines._partitions.batched` gives), after a left join of
+    ``decisions`` on ``on`` (the row index) when given; the ``drop`` columns dropped at the
+    end."""
     drop = drop or []
     if engine == "dask":
         if decisions is not None:  # the table's key in the partition's type
@@ -104,7 +107,13 @@ def with_columns(
     out = nw.from_native(frame)
     if decisions is not None:
         out = out.join(nw.from_native(native_table(decisions, engine, frame)), on=on, how="left")
-    return out.with_columns(*exprs).drop(*drop).to_native()
+    native = [e for e in exprs if isinstance(e, pl.Expr)]  # (see _partitions.batched)
+    plain = [e for e in exprs if not isinstance(e, pl.Expr)]
+    if plain:
+        out = out.with_columns(*plain)
+    if native:
+        out = nw.from_native(out.to_native().with_columns(native))
+    return out.drop(*drop).to_native()
 
 
 def _agg_part(part: Any, aggs: list[Any]) -> Any:
@@ -180,11 +189,10 @@ def recode_on_engine(
         if values.len() == 0:
             exprs.append(nw.col(name).cast(dtype))
             continue
-        exprs.append(
-            nw.col(name).replace_strict(
-                values.to_list(), recoded.to_list(), default=None, return_dtype=dtype
-            )
+        expr = nw.col(name).replace_strict(
+            values.to_list(), recoded.to_list(), default=None, return_dtype=dtype
         )
+        exprs.append(batched(expr, engine, [name], name, recoded.dtype))
     return with_columns(frame, engine, exprs)
 
 
@@ -335,10 +343,9 @@ def _encoded(frame: Any, engine: str, columns: list[str]) -> Any:
             continue
         values = _value_counts(frame, name).get_column(name).drop_nulls()
         codes, levels = encode_column(values)
-        small = nw.Int16 if len(levels) < (1 << 15) else nw.Int32
-        exprs.append(
-            nw.col(name).replace_strict(
-                values.to_list(), codes.tolist(), default=None, return_dtype=small
-            )
+        small = pl.Int16 if len(levels) < (1 << 15) else pl.Int32
+        expr = nw.col(name).replace_strict(
+            values.to_list(), codes.tolist(), default=None, return_dtype=_nw_dtype(small)
         )
+        exprs.append(batched(expr, engine, [name], name, small))
     return with_columns(frame, engine, exprs) if exprs else frame

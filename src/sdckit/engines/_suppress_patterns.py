@@ -41,6 +41,7 @@ import polars as pl
 
 from sdckit._codes import encode_column
 from sdckit._validation import check_int
+from sdckit.engines._partitions import batched
 from sdckit.engines._rows import ROW, collect
 from sdckit.errors import ColumnError, DataError, InfeasibleError
 from sdckit.masking.pattern_suppression import close_on_units, greedy_on_patterns
@@ -92,8 +93,8 @@ def _distinct(frame: Any, engine: str, expr: Any, name: str) -> pl.Series:
     return table.get_column(name).drop_nulls()
 
 
-#: Up to this many values a key's digit is a chain of comparisons: polars streams it, while
-#: ``replace_strict`` makes the pass hold its input columns (7.9 GB at 50,000,000 records).
+#: Up to this many values a key's digit is a chain of comparisons, beyond a ``replace_strict``
+#: (on polars the whole code is evaluated batch by batch: :func:`batched`).
 _CHAIN = 64
 
 
@@ -128,7 +129,7 @@ def _pattern_code(frame: Any, engine: str, columns: list[str]) -> tuple[Any, lis
     total = parts[0]
     for part in parts[1:]:
         total = total + part
-    return total.alias(CODE), levels
+    return batched(total.alias(CODE), engine, columns, CODE, pl.Int64), levels
 
 
 def _digits(codes: np.ndarray, levels: list[int]) -> np.ndarray:
