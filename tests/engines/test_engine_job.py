@@ -65,6 +65,8 @@ def test_protect_on_streaming_equals_in_memory(tmp_path: Path, monkeypatch) -> N
     want = released.frame if released.order is None else released.frame[released.order]
     assert got.columns == want.columns
     assert got.equals(want)  # record for record, in the released order
+    # the staged protected records (read by the check and the write) are gone
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_protect_refuses_a_step_without_engine_version(tmp_path: Path) -> None:
@@ -218,6 +220,7 @@ def test_the_release_check_on_the_engine_refuses_what_memory_refuses(tmp_path: P
     assert not (tmp_path / "external.html").exists()
     internal = (tmp_path / "internal.html").read_text(encoding="utf-8")
     assert "district" in internal and "region" in internal
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 def test_the_census_job_with_pram_on_streaming_equals_in_memory(tmp_path: Path) -> None:
