@@ -8,7 +8,9 @@ Spark local[2] when asked); the engine's file compared with the in-memory runner
 
 Writes its data under /tmp/engprotect/ (deleted at the end).  The job: global recoding of the
 age groups (ten-year groups), local suppression to k = 3 on five keys (with the household id
-for block_households), released with new household ids in a shuffled order; ``--pram`` adds a
+for block_households), released with new household ids in a shuffled order without the finer
+geography and the exact age (which give region and age group back: the release check would
+refuse the file, and nothing would be written); ``--pram`` adds a
 PRAM step of marital status.  It times the job from Python (plan_engine_job and
 run_engine_job, which include the release check, against the in-memory runner without it);
 ``bench/bench_census_protect.py`` times ``sdckit protect`` itself, end to end.
@@ -48,6 +50,7 @@ k = 3
 [target]
 k = 3
 [output]
+drop = ["district", "area", "stratum", "age"]
 data = "out_{engine}.parquet"
 """
 
@@ -73,7 +76,8 @@ if "spark" in sys.argv[1]:
         "spark.driver.memory", "6g").config("spark.sql.shuffle.partitions", "8").getOrCreate()
 chosen, reason, job = plan_engine_job(sys.argv[1])
 res = run_engine_job(job, chosen)
-print(chosen, "k violations", res.k_violations, "records", res.records)
+print(chosen, "k violations", res.k_violations, "records", res.records,
+      "release check passed", res.check.ok)
 """
 
 # the in-memory runner's steps and its released file (columns, household ids, order), without

@@ -12,8 +12,8 @@ in-memory runner releases them -- the released columns, new household ids and th
 order drawn from the same stream (:func:`sdckit.jobs.runner.seed_of_release`), so the file is
 the same, record for record -- staged once on the streaming engine (the steps are lazy; the
 check's passes and the write read the staged file, never the steps again) and written as
-Parquet part files in a folder at the job's
-output path (a temporary folder renamed: never half written).  The release check runs first,
+Parquet part files in a folder at the job's output path (a temporary folder renamed: never
+half written).  The release check runs first,
 from aggregates and a seeded sample (:func:`sdckit.engines.check_on_engine`), against the
 job's target (the default one without a ``[target]``): a release it refuses is not written
 (an older one is removed), as in memory; the reports are made from the same aggregates
