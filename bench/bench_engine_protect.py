@@ -2,6 +2,7 @@
 plain polars floor doing the same group-bys; peak memory of each in its own process.
 
     python bench/bench_engine_protect.py N [--dask] [--spark] [--pram] [--no-memory]
+        [--no-streaming] [--no-floor]
 
 N records from generate_census; the streaming engine (and Dask with a 2-worker LocalCluster,
 Spark local[2] when asked); the engine's file compared with the in-memory runner's.
@@ -69,7 +70,8 @@ from sdckit.jobs.engine_job import plan_engine_job, run_engine_job
 if "dask" in sys.argv[1]:
     import distributed
     client = distributed.Client(distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None))
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+        memory_limit=0))  # (no pause: both in-process workers share the process's memory)
 if "spark" in sys.argv[1]:
     from pyspark.sql import SparkSession
     SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").config(
@@ -136,17 +138,18 @@ def main() -> None:
         generate_census(n, seed=1).write_parquet(ROOT / "census.parquet", row_group_size=1 << 20)
         mapping = "\n".join(f'"{a}" = "{b}"' for a, b in TENS.items())
         step = '[[steps]]\nmethod = "pram"\nvariables = ["marital_status"]' if pram else ""
-        engines = ["streaming", *(e for e in ("dask", "spark") if f"--{e}" in sys.argv)]
+        engines = [
+            *([] if "--no-streaming" in sys.argv else ["streaming"]),
+            *(e for e in ("dask", "spark") if f"--{e}" in sys.argv),
+        ]
         for engine in (*engines, "polars"):
             text = JOB.format(engine=engine, keys=KEYS, mapping=mapping, pram=step)
             (ROOT / f"job_{engine}.toml").write_text(textwrap.dedent(text))
         floor = FLOOR.format(keys=KEYS, mapping=TENS)
-        rows = [
-            (
-                "polars floor (recode, group-by, join, sink)",
-                *timed(floor, str(ROOT / "census.parquet"), str(ROOT / "floor.parquet")),
-            )
-        ]
+        rows = []
+        if "--no-floor" not in sys.argv:
+            paths = (str(ROOT / "census.parquet"), str(ROOT / "floor.parquet"))
+            rows.append(("polars floor (recode, group-by, join, sink)", *timed(floor, *paths)))
         for engine in engines:
             job = str(ROOT / f"job_{engine}.toml")
             rows.append((f"sdckit, engine {engine}", *timed(ENGINE, job)))
