@@ -73,6 +73,8 @@ if "dask" in sys.argv[1]:
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
         memory_limit=0))  # (no pause: both in-process workers share the process's memory)
 if "spark" in sys.argv[1]:
+    import os
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # (workers import sdckit, polars)
     from pyspark.sql import SparkSession
     SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").config(
         "spark.driver.memory", "6g").config("spark.sql.shuffle.partitions", "8").getOrCreate()
