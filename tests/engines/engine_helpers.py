@@ -183,3 +183,16 @@ def spark_session(app: str, **config: str):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def released_in_memory(job_file: Path) -> tuple[object, object, pl.DataFrame]:
+    """The in-memory runner of ``job_file`` after its steps, its release, and the released
+    file as written (records in the released order): what an engine job must equal."""
+    from sdckit.jobs import load_job
+    from sdckit.jobs.runner import Runner
+
+    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
+    runner.apply_job_steps()
+    released = runner.release()
+    want = released.frame if released.order is None else released.frame[released.order]
+    return runner, released, want

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from engine_helpers import released_in_memory
 from typer.testing import CliRunner
 
 from sdckit.cli.app import app
@@ -59,10 +60,7 @@ def test_protect_on_streaming_equals_in_memory(tmp_path: Path, monkeypatch) -> N
     assert "(recounted on the engine): 0" in result.stdout
     assert len(list((tmp_path / "out.parquet").iterdir())) == 3
     got = pl.read_parquet(tmp_path / "out.parquet" / "*.parquet")
-    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
-    runner.apply_job_steps()
-    released = runner.release()
-    want = released.frame if released.order is None else released.frame[released.order]
+    _, _, want = released_in_memory(job_file)
     assert got.columns == want.columns
     assert got.equals(want)  # record for record, in the released order
     # the staged protected records (read by the check and the write) are gone
@@ -240,11 +238,8 @@ def test_the_census_job_with_pram_on_streaming_equals_in_memory(tmp_path: Path) 
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "Step 3: PRAM" in result.stdout
     got = pl.read_parquet(tmp_path / "out.parquet" / "*.parquet")
-    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
-    runner.apply_job_steps()
-    released = runner.release()
+    runner, released, want = released_in_memory(job_file)
     assert released.refusal() is None
-    want = released.frame if released.order is None else released.frame[released.order]
     assert got.equals(want)
     changed = runner.current.frame["marital_status"] != runner.original.frame["marital_status"]
     assert 0 < int(changed.sum()) < 3000  # PRAM changed some categories

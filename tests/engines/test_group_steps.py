@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from engine_helpers import spark_session
+from engine_helpers import released_in_memory, spark_session
 
 from sdckit.datasets import generate_census
 from sdckit.engines import EngineError
@@ -194,8 +194,6 @@ def test_a_job_swaps_on_an_engine_as_in_memory(tmp_path) -> None:
 
     from sdckit.cli.app import app
     from sdckit.engines import unsupported_reason
-    from sdckit.jobs import load_job
-    from sdckit.jobs.runner import Runner
 
     assert unsupported_reason(TargetedRecordSwapping(**SWAP), "streaming") is None
     census = generate_census(2400, seed=8)
@@ -230,11 +228,8 @@ def test_a_job_swaps_on_an_engine_as_in_memory(tmp_path) -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "engine 'streaming'" in result.stdout
     got = pl.read_parquet(tmp_path / "out.parquet" / "*.parquet")
-    runner = Runner.from_job(load_job(job_file, writes=False, output_folder=True))
-    runner.apply_job_steps()
+    runner, _, want = released_in_memory(job_file)
     moved = runner.current.frame["region"] != runner.original.frame["region"]
     assert int(moved.sum()) > 0  # households given the geography of another region
-    released = runner.release()
-    want = released.frame if released.order is None else released.frame[released.order]
     assert got.columns == want.columns
     assert got.equals(want)

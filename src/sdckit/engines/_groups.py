@@ -36,6 +36,7 @@ from sdckit._codes import encode_column
 from sdckit.engines._api import EngineError
 from sdckit.engines._partitions import ROW, map_slices, reduce_slices
 from sdckit.engines._random import schema_microdata
+from sdckit.engines._rows import collect
 from sdckit.errors import DataError
 from sdckit.masking import Microaggregation, TargetedRecordSwapping
 from sdckit.masking.keyed import group_seeds, normalise
@@ -131,13 +132,8 @@ def swapping_on_engine(
     hierarchy, risk, carry, profiles = method._settings(md)
     chosen = method.seed if seed is None else seed
     changed = [*hierarchy, *carry]
-    columns = sorted(
-        {ROW, *hierarchy, *risk, *carry, *(c for p in profiles for c in p), md.household or ""}
-        - {""}
-    )
-    records = _collect(frame, engine, None, None, columns)
-    if not records.get_column(ROW).is_sorted():
-        records = records.sort(ROW)
+    used = _swap_columns(md.household, hierarchy, risk, carry, profiles)
+    records = collect(frame, engine, [c for c in used if c != ROW])  # (in file order)
     one = _with(method, risk_variables=list(risk), seed=chosen)
     out = one.apply(records.drop(ROW), household=md.household).data
     done = out.select(changed).with_columns(records.get_column(ROW))
@@ -174,10 +170,7 @@ def swapping_within_areas_on_engine(
     top = hierarchy[0]
     chosen = method.seed if seed is None else seed
     changed = [*hierarchy[1:], *carry]
-    columns = sorted(
-        {ROW, *hierarchy, *risk, *carry, *(c for p in profiles for c in p), md.household or ""}
-        - {""}
-    )
+    columns = _swap_columns(md.household, hierarchy, risk, carry, profiles)
     sub_roles = {"household": md.household}
     sub = _with(method, hierarchy=list(hierarchy[1:]), risk_variables=list(risk))
 
@@ -188,6 +181,18 @@ def swapping_within_areas_on_engine(
 
     results = _by_group(frame, engine, top, columns, chosen, run)
     return _write_back(frame, engine, results, changed, floats=False)
+
+
+def _swap_columns(
+    household: str | None,
+    hierarchy: Sequence[str],
+    risk: Sequence[str],
+    carry: Sequence[str],
+    profiles: Sequence[Sequence[str]],
+) -> list[str]:
+    """The columns record swapping reads, with the row index."""
+    used = {ROW, *hierarchy, *risk, *carry, *(c for p in profiles for c in p)}
+    return sorted(used | ({household} if household else set()))
 
 
 # ------------------------------------------------------------------------------ groups

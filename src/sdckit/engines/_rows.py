@@ -124,8 +124,8 @@ def collect(frame: Any, engine: str, columns: Sequence[str]) -> pl.DataFrame:
         out = pl.from_pandas(frame[cols].compute())
     elif engine == "spark":
         out = pl.DataFrame(pl.from_arrow(frame.select(*cols).toArrow()))
-    else:
-        out = frame.select(cols).collect(engine="streaming")
+    else:  # (a polars DataFrame or LazyFrame)
+        out = frame.lazy().select(cols).collect(engine="streaming")
     return out if out.get_column(ROW).is_sorted() else out.sort(ROW)
 
 
@@ -153,9 +153,9 @@ def _sink_in_order(
     rows of its positions, sorted (only that part is held in memory).  ``staged``: the
     records' file, already written by :func:`stage_records`."""
     stage = tmp / "_stage"
-    stage.mkdir()
     records = staged
     if records is None:
+        stage.mkdir()
         records = stage / "records.parquet"
         frame.sink_parquet(records)
     try:
